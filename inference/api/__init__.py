@@ -1,0 +1,1 @@
+"""Generated gRPC code for the wire API in protos/ (see inference.protogen)."""

@@ -1,0 +1,1 @@
+"""Generated from protos/ by inference.protogen; do not edit."""
