@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsp_server.completion.postprocess.context import CursorContext
-from lsp_server.completion.postprocess.syntax import error_count, language_spec, parse
+from lsp_server.completion.syntax import error_count, language_spec, parse
 
 # Documents larger than this are not re-parsed per candidate (the filter then keeps the suggestion).
 _MAX_PARSE_CHARS = 400_000

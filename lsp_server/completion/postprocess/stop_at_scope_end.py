@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsp_server.completion.postprocess.context import CursorContext
-from lsp_server.completion.postprocess.syntax import language_spec, parse
+from lsp_server.completion.syntax import language_spec, parse
 
 _MAX_PARSE_CHARS = 400_000
 

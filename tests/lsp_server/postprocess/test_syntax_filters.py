@@ -4,7 +4,7 @@ import pytest
 
 from lsp_server.completion.postprocess.prefer_parsable import prefer_parsable
 from lsp_server.completion.postprocess.stop_at_scope_end import stop_at_scope_end
-from lsp_server.completion.postprocess.syntax import error_count, language_spec, parse
+from lsp_server.completion.syntax import error_count, language_spec, parse
 from tests.lsp_server.postprocess.helpers import at_cursor
 
 

@@ -1,0 +1,170 @@
+"""The language server's settings: typed, documented field by field, camelCase on the wire.
+
+Settings arrive in ``initializationOptions`` and as the ``codedraft`` section of
+``workspace/configuration``. A bad value is logged and replaced by its default; it never stops the
+server.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DaemonSettings:
+    address: str | None = None
+    """Address of a running daemon (``unix:PATH`` or ``tcp:HOST:PORT``); unset: find or start one."""
+    command: list[str] | None = None
+    """Command that starts a daemon when none is running; unset: ``codedraft daemon`` of this install."""
+    model: str | None = None
+    """Target model directory for a daemon the server starts; unset: the embedded default model."""
+    draft_model: str | None = None
+    """Draft model directory for speculative decoding; unset: the embedded draft with the default model."""
+    device: str = "auto"
+    """``auto``, ``cpu`` or ``cuda`` for a daemon the server starts."""
+    token_file: str | None = None
+    """File holding the daemon's token, when it listens on TCP with one."""
+
+
+@dataclass(frozen=True)
+class CompletionSettings:
+    enabled: bool = True
+    """Whether ghost-text completions are offered at all (``codedraft.toggle`` flips it)."""
+    enabled_languages: list[str] = field(default_factory=lambda: ["*"])
+    """LSP language ids that get completions; ``*`` means every language."""
+    max_tokens: int = 64
+    """Most tokens the model writes for one suggestion."""
+    context_budget_tokens: int = 1024
+    """Tokens of retrieved workspace context in a prompt."""
+    prefix_budget_tokens: int = 1536
+    """Tokens of the file before the cursor in a prompt (the nearest lines are kept)."""
+    suffix_budget_tokens: int = 512
+    """Tokens of the file after the cursor in a prompt."""
+    debounce_ms: int = 75
+    """Shortest wait after a keystroke before asking the model; it grows while the user types fast."""
+    max_debounce_ms: int = 300
+    """Longest wait after a keystroke."""
+    timeout_ms: int = 5000
+    """A suggestion that takes longer is abandoned (and the daemon stops decoding it)."""
+    disable_in_comments: bool = True
+    """No suggestions while the cursor is in a comment."""
+    disable_in_strings: bool = False
+    """No suggestions while the cursor is in a string literal."""
+    temperature: float = 0.0
+    """Sampling temperature; 0 is greedy (repeatable suggestions)."""
+    speculation: str = "auto"
+    """``auto``, ``off``, ``ngram`` or ``draft``."""
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    check_command: str | None = None
+    """Command a fix must pass in the sandbox, e.g. ``pytest -x -q`` or ``ruff check``; unset: the
+    diagnostics in range must disappear."""
+    step_limit: int = 4
+    """Most propose-check attempts for one fix."""
+    time_limit_s: int = 120
+    """Wall-clock limit for one fix, all attempts together."""
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    enabled: bool = True
+    """Whether the workspace is indexed for retrieval."""
+    max_file_kb: int = 512
+    """Files larger than this are skipped."""
+    exclude: list[str] = field(default_factory=list)
+    """Extra gitignore-style patterns to skip."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    daemon: DaemonSettings = field(default_factory=DaemonSettings)
+    """How the server reaches the inference daemon."""
+    completion: CompletionSettings = field(default_factory=CompletionSettings)
+    """Ghost-text completion."""
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    """Agent-verified fixes."""
+    index: IndexSettings = field(default_factory=IndexSettings)
+    """The workspace index."""
+
+
+def camel_case(name: str) -> str:
+    """``draft_model`` -> ``draftModel``."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def load_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Settings from a camelCase JSON object over ``base`` (default: the defaults).
+
+    Returns the settings and one warning per value that was ignored (unknown key, wrong type, out of
+    range); each ignored value keeps its previous value.
+    """
+    warnings: list[str] = []
+    settings = _load(Settings, raw, base or Settings(), "codedraft", warnings)
+    for warning in warnings:
+        log.warning("setting ignored: %s", warning)
+    return settings, warnings
+
+
+def _load(cls: type, raw: Any, current: Any, path: str, warnings: list[str]) -> Any:
+    if raw is None:
+        return current
+    if not isinstance(raw, dict):
+        warnings.append(f"{path} must be an object, got {raw!r}")
+        return current
+    hints = typing.get_type_hints(cls)
+    known = {camel_case(f.name): f for f in dataclasses.fields(cls)}
+    for key in raw:
+        if key not in known:
+            warnings.append(f"{path}.{key} is not a setting")
+    changes: dict[str, Any] = {}
+    for wire_name, spec in known.items():
+        if wire_name not in raw:
+            continue
+        where = f"{path}.{wire_name}"
+        value, hint = raw[wire_name], hints[spec.name]
+        if dataclasses.is_dataclass(hint):
+            changes[spec.name] = _load(
+                typing.cast(type, hint), value, getattr(current, spec.name), where, warnings
+            )
+        elif _matches(value, hint) and _in_range(spec.name, value):
+            changes[spec.name] = value
+        else:
+            warnings.append(f"{where} = {value!r} is not valid; keeping {getattr(current, spec.name)!r}")
+    return dataclasses.replace(current, **changes)
+
+
+_CHOICES = {"device": {"auto", "cpu", "cuda"}, "speculation": {"auto", "off", "ngram", "draft"}}
+
+
+def _in_range(name: str, value: Any) -> bool:
+    if name in _CHOICES:
+        return value in _CHOICES[name]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value >= 0 if name == "temperature" else value > 0
+    return True
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        return any(_matches(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
