@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import signal
 from pathlib import Path
 
 from inference.defaults import default_draft_model_dir, default_model_dir, default_socket_path
-from lsp_server.subcommands.errors import CommandError, not_implemented_yet
+from inference.server.address import AddressError, DaemonAddress, parse_address
+from lsp_server.subcommands.errors import CommandError
 from lsp_server.subcommands.values import positive_int
 
 HELP = "run the inference daemon (gRPC) on a model; the embedded default model unless --model says"
@@ -51,6 +54,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=512,
         help="memory for the paged KV pool in MB (default: 512)",
     )
+    parser.add_argument(
+        "--max-new-tokens",
+        type=positive_int,
+        default=1024,
+        help="largest max_tokens a request may ask for (default: 1024, at most the model's context)",
+    )
+    parser.add_argument(
+        "--max-request-mb",
+        type=positive_int,
+        default=4,
+        help="largest request message in MB; bigger ones get RESOURCE_EXHAUSTED (default: 4)",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=5.0,
+        help="on SIGTERM, how long running requests may finish before they are stopped (default: 5)",
+    )
 
 
 def resolve_model_dirs(args: argparse.Namespace) -> tuple[Path, Path | None]:
@@ -66,10 +87,77 @@ def resolve_model_dirs(args: argparse.Namespace) -> tuple[Path, Path | None]:
     if not args.no_draft:
         draft = args.draft_model or (default_draft_model_dir() if args.model is None else None)
         if draft is not None and not draft.is_dir():
-            raise CommandError(f"--draft-model is missing: {draft} is not a directory")
+            if args.draft_model is None:
+                draft = None  # the embedded pair may come without its draft; serve the target alone
+            else:
+                raise CommandError(f"--draft-model is missing: {draft} is not a directory")
     return model, draft
 
 
+def listen_address(args: argparse.Namespace) -> DaemonAddress:
+    """The address `--listen` names (default: the user's private unix socket)."""
+    if args.listen is None:
+        return DaemonAddress(unix_path=default_socket_path())
+    try:
+        return parse_address(args.listen)
+    except AddressError as error:
+        raise CommandError(f"--listen: {error}") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    resolve_model_dirs(args)
-    raise not_implemented_yet("daemon", 4, "the gRPC inference daemon")
+    from inference.server.listen import ListenError, check_tcp_security, read_token_file
+
+    model, draft = resolve_model_dirs(args)
+    address = listen_address(args)
+    if args.drain_seconds < 0:
+        raise CommandError(f"--drain-seconds must be >= 0, got {args.drain_seconds}")
+    try:
+        token = read_token_file(args.token_file) if args.token_file is not None else None
+        check_tcp_security(address, token)
+    except ListenError as error:
+        raise CommandError(str(error)) from None
+    return asyncio.run(_serve(args, model, draft, address, token))
+
+
+async def _serve(
+    args: argparse.Namespace, model: Path, draft: Path | None, address: DaemonAddress, token: str | None
+) -> int:
+    # Torch and the engine load only here, after the flags were checked.
+    from inference.server.app import Daemon
+    from inference.server.engine_backend import ModelLoadFailed, ServeSettings, load_served_model
+    from inference.server.listen import ListenError
+
+    daemon = Daemon(address, token, args.max_request_mb * 1024 * 1024, args.drain_seconds)
+    try:
+        bound = await daemon.start()
+    except ListenError as error:
+        raise CommandError(str(error)) from None
+    loop = asyncio.get_running_loop()
+    stop_requested = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop_requested.set)
+    print(f"codedraft daemon listening on {bound} (loading {model} on {args.device})", flush=True)
+    settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens, args.max_request_mb)
+    loading = asyncio.ensure_future(daemon.serve_model(lambda: load_served_model(settings)))
+    stopping = asyncio.ensure_future(stop_requested.wait())
+    await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    if loading.done() and loading.exception() is None:
+        info = daemon.servicer.served.info if daemon.servicer.served else None
+        if info is not None:
+            drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"
+            print(
+                f"ready: {info.model.name} ({info.model.architecture}, {info.model.parameters / 1e6:.1f}M "
+                f"parameters{drafted}) on {info.device} {info.dtype}, loaded in {loading.result():.1f} s",
+                flush=True,
+            )
+        print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
+        await stopping
+    stopped = await daemon.stop("SIGTERM" if stop_requested.is_set() else "shutdown")
+    if loading.done() and (error := loading.exception()) is not None:
+        if isinstance(error, ModelLoadFailed):
+            raise CommandError(str(error))
+        raise error
+    if not loading.done():
+        loading.cancel()
+    print(f"codedraft daemon stopped ({stopped} request(s) cut short); removed {bound}", flush=True)
+    return 0

@@ -1,0 +1,163 @@
+"""The completion service with a scripted daemon stream (the real daemon is in the end-to-end tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+
+import pytest
+
+from indexer.retrieval.base import RetrievalQuery, Snippet
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.completion.service import CompletionQuery, CompletionService
+from lsp_server.config import CompletionSettings
+
+SETTINGS = CompletionSettings(debounce_ms=1, max_debounce_ms=2)
+
+
+class ScriptedDaemon:
+    """Streams the scripted deltas; records requests and whether each stream was closed, and how far
+    it was read."""
+
+    def __init__(self, deltas: list[str], hang: bool = False, error: Exception | None = None) -> None:
+        self.deltas = deltas
+        self.hang = hang
+        self.error = error
+        self.requests: list[pb.CompleteRequest] = []
+        self.closed: list[bool] = []
+        self.sent: list[int] = []
+        self.release = asyncio.Event()
+
+    async def stream(self, request: pb.CompleteRequest, timeout_s: float) -> AsyncIterator[pb.CompleteChunk]:
+        self.requests.append(request)
+        index = len(self.closed)
+        self.closed.append(False)
+        self.sent.append(0)
+        try:
+            if self.error is not None:
+                raise self.error
+            for delta in self.deltas:
+                if self.hang:
+                    await self.release.wait()
+                self.sent[index] += 1
+                yield pb.CompleteChunk(text_delta=delta)
+            yield pb.CompleteChunk(
+                done=True,
+                finish_reason=pb.FINISH_REASON_EOS,
+                figures=pb.RequestFigures(prompt_tokens=40, reused_tokens=32, computed_tokens=8),
+            )
+        finally:
+            self.closed[index] = True
+
+
+def query(text: str, uri: str = "file:///w/a.py", deleted: bool = False) -> CompletionQuery:
+    offset = text.index("|")
+    body = text.replace("|", "", 1)
+    line = body[:offset].count("\n")
+    column = offset - (body.rfind("\n", 0, offset) + 1)
+    return CompletionQuery(uri, "a.py", "python", body, offset, line, column, deleted)
+
+
+async def test_a_suggestion_is_cleaned_and_carries_figures() -> None:
+    daemon = ScriptedDaemon(["return a", " + b   \n", "\n"])
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    outcome = await service.complete(query("def add(a, b):\n    |\n"))
+    assert outcome.text == "return a + b"
+    assert outcome.figures is not None and outcome.figures.reused_tokens == 32
+    request = daemon.requests[0]
+    assert request.prefix == "def add(a, b):\n    " and request.suffix == "\n"
+    assert request.session_id == "file:///w/a.py"
+    assert request.sampling.max_tokens == SETTINGS.max_tokens
+    assert daemon.closed == [True]
+
+
+async def test_reading_stops_once_the_block_has_ended() -> None:
+    deltas = ["x = 1\n", "    return x\n", "\n", "def g():\n"] + ["    pass\n"] * 50
+    daemon = ScriptedDaemon(deltas)
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    outcome = await service.complete(query("def f():\n    |\n"))
+    assert outcome.text == "x = 1\n    return x"
+    assert daemon.sent[0] == 4
+    assert daemon.closed == [True]
+
+
+async def test_typing_through_a_suggestion_does_not_ask_again() -> None:
+    daemon = ScriptedDaemon(["compute(1, 2)"])
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    first = await service.complete(query("x = |\n"))
+    second = await service.complete(query("x = comp|\n"))
+    assert first.text == "compute(1, 2)"
+    assert second.text == "ute(1, 2)" and second.from_cache
+    assert len(daemon.requests) == 1
+
+
+async def test_a_newer_request_supersedes_the_older_and_stops_its_stream() -> None:
+    daemon = ScriptedDaemon(["slow"], hang=True)
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    older = asyncio.ensure_future(service.complete(query("x = |\n")))
+    while not daemon.requests:
+        await asyncio.sleep(0.001)
+    newer = asyncio.ensure_future(service.complete(query("x = 1|\n")))
+    outcome = await older
+    assert outcome.text is None and outcome.reason == "superseded by a newer request"
+    assert daemon.closed[0] is True
+    daemon.release.set()
+    assert (await newer).text == "slow"
+
+
+async def test_cancel_request_reaches_the_stream() -> None:
+    daemon = ScriptedDaemon(["slow"], hang=True)
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    task = asyncio.ensure_future(service.complete(query("x = |\n")))
+    while not daemon.requests:
+        await asyncio.sleep(0.001)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert daemon.closed == [True]
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [(TimeoutError(), "timed out"), (ConnectionError("socket gone"), "daemon unavailable: socket gone")],
+)
+async def test_daemon_failures_give_a_reason(error: Exception, reason: str) -> None:
+    daemon = ScriptedDaemon([], error=error)
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    outcome = await service.complete(query("x = |\n"))
+    assert outcome.text is None and outcome.reason == reason
+
+
+async def test_suppressed_cursor_does_not_call_the_daemon() -> None:
+    daemon = ScriptedDaemon(["never"])
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    in_comment = await service.complete(query("# a comment|\n"))
+    deleting = await service.complete(query("x = |\n", deleted=True))
+    assert in_comment.reason == "the cursor is in a comment"
+    assert deleting.reason == "the last edit deleted text"
+    assert daemon.requests == []
+
+
+async def test_filtered_suggestions_say_which_filter() -> None:
+    daemon = ScriptedDaemon(["}"])
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    outcome = await service.complete(query("x = |\n"))
+    assert outcome.text is None and outcome.reason == "filtered (balance_brackets)"
+
+
+async def test_snippets_are_sent_and_kept_while_on_one_line() -> None:
+    calls: list[RetrievalQuery] = []
+
+    def retrieve(q: RetrievalQuery, budget: int, ms: float, cancel: threading.Event) -> list[Snippet]:
+        calls.append(q)
+        return [Snippet("lib.py", 9, 11, "def helper():\n    return 1\n", ("definitions",), 0.5)]
+
+    daemon = ScriptedDaemon(["helper()"])
+    service = CompletionService(lambda: SETTINGS, daemon.stream, retrieve)
+    await service.complete(query("x = |\n"))
+    await service.complete(query("x = y|\n"))
+    await service.complete(query("x = y\n|"))
+    assert [c.line for c in calls] == [0, 1]
+    sent = daemon.requests[0].snippets[0]
+    assert (sent.path, sent.start_line, sent.source) == ("lib.py", 10, "definitions")
