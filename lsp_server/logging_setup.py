@@ -15,3 +15,6 @@ def configure_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper()))
+    # The libraries log every message they send at info level: only with --log-level debug.
+    for noisy in ("pygls", "grpc", "asyncio", "watchdog"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if level == "debug" else logging.WARNING)

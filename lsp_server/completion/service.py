@@ -131,14 +131,14 @@ class CompletionService:
         )
         request = pb.CompleteRequest(
             session_id=query.uri,
-            prefix=window.prefix,
-            suffix=window.suffix,
+            prefix=_valid_utf8(window.prefix),
+            suffix=_valid_utf8(window.suffix),
             path=query.path,
             language=query.language or "",
             snippets=[
                 pb.ContextSnippet(
                     path=s.path,
-                    text=s.text,
+                    text=_valid_utf8(s.text),
                     score=s.score,
                     source="+".join(s.sources),
                     start_line=s.start_line + 1,
@@ -200,6 +200,11 @@ class CompletionService:
         snippets = list(found)
         self._snippets[query.uri] = (query.line, snippets)
         return snippets
+
+
+def _valid_utf8(text: str) -> str:
+    """``text`` with lone surrogates (which JSON can carry but UTF-8 cannot) replaced."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _ms_since(started: float) -> float:

@@ -33,7 +33,7 @@ def parse(spec: LanguageSpec, text: str) -> tree_sitter.Tree:
     """A syntax tree of ``text``."""
     import tree_sitter
 
-    return tree_sitter.Parser(spec.language()).parse(text.encode("utf-8"))
+    return tree_sitter.Parser(spec.language()).parse(text.encode("utf-8", "surrogatepass"))
 
 
 def error_count(tree: tree_sitter.Tree) -> int:

@@ -40,7 +40,7 @@ def text_context(context: CursorContext) -> str | None:
     spec = language_spec(context.language)
     if spec is None or not context.prefix or len(context.prefix) + len(context.suffix) > _MAX_PARSE_CHARS:
         return None
-    cursor = len(context.prefix.encode("utf-8"))
+    cursor = len(context.prefix.encode("utf-8", "surrogatepass"))
     tree = parse(spec, context.prefix + context.suffix)
     node = tree.root_node.descendant_for_byte_range(cursor - 1, cursor)
     while node is not None:

@@ -124,8 +124,8 @@ async def _serve(
 ) -> int:
     # Torch and the engine load only here, after the flags were checked.
     from inference.server.app import Daemon
-    from inference.server.engine_backend import ModelLoadFailed, ServeSettings, load_served_model
     from inference.server.listen import ListenError
+    from inference.server.served_model import ModelLoadFailed, ServeSettings, load_served_model
 
     daemon = Daemon(address, token, args.max_request_mb * 1024 * 1024, args.drain_seconds)
     try:
@@ -137,7 +137,7 @@ async def _serve(
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop_requested.set)
     print(f"codedraft daemon listening on {bound} (loading {model} on {args.device})", flush=True)
-    settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens, args.max_request_mb)
+    settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens)
     loading = asyncio.ensure_future(daemon.serve_model(lambda: load_served_model(settings)))
     stopping = asyncio.ensure_future(stop_requested.wait())
     await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -153,11 +153,12 @@ async def _serve(
         print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
         await stopping
     stopped = await daemon.stop("SIGTERM" if stop_requested.is_set() else "shutdown")
-    if loading.done() and (error := loading.exception()) is not None:
-        if isinstance(error, ModelLoadFailed):
-            raise CommandError(str(error))
-        raise error
+    if loading.done() and (failure := loading.exception()) is not None:
+        if isinstance(failure, ModelLoadFailed):
+            raise CommandError(str(failure))
+        raise failure
     if not loading.done():
         loading.cancel()
-    print(f"codedraft daemon stopped ({stopped} request(s) cut short); removed {bound}", flush=True)
+    removed = f"; removed {bound.unix_path}" if bound.unix_path is not None else ""
+    print(f"codedraft daemon stopped ({stopped} request(s) cut short){removed}", flush=True)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lsp_server.subcommands.errors import not_implemented_yet
+from lsp_server.subcommands.errors import CommandError
 from lsp_server.subcommands.values import positive_int
 
 HELP = "run the language server over stdio (what editors start), or on --tcp PORT for debugging"
@@ -18,9 +18,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--daemon",
         metavar="ADDR",
         default=None,
-        help="address of a running daemon (unix:PATH or tcp:HOST:PORT); default: find or start one",
+        help="address of a running daemon (unix:PATH or tcp:HOST:PORT); default: the one on the default "
+        "socket, started when none answers (settings can say otherwise)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise not_implemented_yet("lsp", 7, "the language server")
+    from inference.server.address import AddressError, parse_address
+    from lsp_server.server import create_server
+
+    if args.daemon is not None:
+        try:
+            parse_address(args.daemon)
+        except AddressError as error:
+            raise CommandError(f"--daemon: {error}") from None
+    server = create_server()
+    server.pinned_daemon_address = args.daemon
+    if args.tcp is not None:
+        server.start_tcp("127.0.0.1", args.tcp)
+    else:
+        server.start_io()
+    return 0

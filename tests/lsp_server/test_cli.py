@@ -16,7 +16,6 @@ CODEDRAFT = Path(sys.executable).parent / "codedraft"
 # Subcommands whose feature has not landed, with the issue that builds it. Remove an entry when its
 # issue lands; the test then stops expecting "not implemented yet".
 PENDING: dict[str, tuple[list[str], int]] = {
-    "lsp": ([], 7),
     "fix": (["x.py", "--check", "true"], 8),
 }
 

@@ -15,8 +15,8 @@ def stop_at_scope_end(context: CursorContext, text: str) -> str | None:
     spec = language_spec(context.language)
     if spec is None or "\n" not in text or len(context.prefix) + len(text) > _MAX_PARSE_CHARS:
         return text
-    start = len(context.prefix.encode("utf-8"))
-    inserted = text.encode("utf-8")
+    start = len(context.prefix.encode("utf-8", "surrogatepass"))
+    inserted = text.encode("utf-8", "surrogatepass")
     tree = parse(spec, context.prefix + text + context.suffix)
     node = tree.root_node.descendant_for_byte_range(start, start)
     while node is not None and node.type not in spec.chunk_types:

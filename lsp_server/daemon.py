@@ -1,0 +1,194 @@
+"""Finding, starting and restarting the inference daemon for the language server.
+
+The server uses the daemon at ``codedraft.daemon.address`` when set (and never starts one there);
+otherwise the one on the default unix socket, starting ``codedraft daemon`` there when none answers.
+A daemon that dies is restarted with exponential back-off; between attempts requests fail fast with
+a reason instead of waiting, and the user is told once (through :class:`StatusReporter`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import grpc
+
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.client import DaemonError, InferenceClient
+from inference.defaults import default_socket_path
+from lsp_server.config import DaemonSettings
+from lsp_server.status import StatusReporter
+
+log = logging.getLogger(__name__)
+
+READY_TIMEOUT_S = 300.0
+MIN_BACKOFF_S = 1.0
+MAX_BACKOFF_S = 60.0
+
+
+class DaemonSupervisor:
+    """Holds the connection to the daemon (and the daemon process, when the server started it)."""
+
+    def __init__(self, settings: Callable[[], DaemonSettings], status: StatusReporter) -> None:
+        self._settings = settings
+        self._status = status
+        self._client: InferenceClient | None = None
+        self._ready = False
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock = asyncio.Lock()
+        self._backoff_s = MIN_BACKOFF_S
+        self._retry_at = 0.0
+        self._waiting: asyncio.Task[None] | None = None
+
+    @property
+    def address(self) -> str:
+        configured = self._settings().address
+        return configured or f"unix:{default_socket_path()}"
+
+    async def client(self) -> InferenceClient:
+        """A client of a ready daemon; raises ``ConnectionError`` saying why there is none yet."""
+        if self._client is not None and self._ready:
+            return self._client
+        if time.monotonic() < self._retry_at:
+            raise ConnectionError(f"{self._status.status.message} (next attempt in {self._retry_in():.0f} s)")
+        async with self._lock:
+            if self._client is not None and self._ready:
+                return self._client
+            if self._waiting is not None and not self._waiting.done():
+                raise ConnectionError("the daemon is starting (model loading)")
+            await self._connect_or_start()
+        assert self._client is not None
+        if not self._ready:
+            raise ConnectionError("the daemon is starting (model loading)")
+        return self._client
+
+    def failed(self, error: Exception) -> None:
+        """A call failed in a way that says the daemon is gone: reconnect later, with back-off."""
+        self._ready = False
+        self._retry_at = time.monotonic() + self._backoff_s
+        self._backoff_s = min(MAX_BACKOFF_S, self._backoff_s * 2)
+        self._status.update(daemon_state="degraded", message=f"the inference daemon is unavailable: {error}")
+
+    async def stream_complete(
+        self, request: pb.CompleteRequest, timeout_s: float
+    ) -> AsyncIterator[pb.CompleteChunk]:
+        """The completion service's view of the daemon: chunks, ``TimeoutError`` or ``ConnectionError``."""
+        client = await self.client()
+        try:
+            async for chunk in client.complete(request, timeout=timeout_s):
+                yield chunk
+        except DaemonError as error:
+            if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise TimeoutError(error.message) from None
+            if error.code == grpc.StatusCode.UNAVAILABLE:
+                self.failed(error)
+            raise ConnectionError(error.message or error.code.name) from None
+
+    async def close(self) -> None:
+        """Closes the connection and stops a daemon this server started."""
+        if self._waiting is not None:
+            self._waiting.cancel()
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                await asyncio.to_thread(self._process.wait, 10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+        self._process = None
+
+    async def _connect_or_start(self) -> None:
+        settings = self._settings()
+        token = _read_token(settings.token_file)
+        if self._client is None:
+            self._client = InferenceClient(self.address, token)
+        health = await self._client.health(timeout=1.0)
+        if health == "SERVING":
+            await self._became_ready()
+            return
+        if health == "UNREACHABLE":
+            if settings.address:
+                self.failed(ConnectionError(f"nothing answers at {settings.address}"))
+                raise ConnectionError(f"no daemon answers at {settings.address}")
+            self._start_process(settings)
+        self._status.update(daemon_state="loading", message="the model is loading")
+        self._waiting = asyncio.ensure_future(self._wait_ready())
+
+    async def _wait_ready(self) -> None:
+        """Polls health until SERVING; gives up when a daemon we started exits or after the timeout."""
+        assert self._client is not None
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._process is not None and self._process.poll() is not None:
+                log_path = default_socket_path().parent / "daemon.log"
+                self.failed(
+                    ConnectionError(
+                        f"the daemon exited with status {self._process.returncode}; see {log_path}"
+                    )
+                )
+                return
+            try:
+                if await self._client.health(timeout=1.0) == "SERVING":
+                    await self._became_ready()
+                    return
+            except DaemonError as error:
+                self.failed(error)
+                return
+            await asyncio.sleep(0.2)
+        self.failed(ConnectionError(f"the daemon was not ready after {READY_TIMEOUT_S:.0f} s"))
+
+    async def _became_ready(self) -> None:
+        assert self._client is not None
+        self._ready = True
+        self._backoff_s = MIN_BACKOFF_S
+        self._retry_at = 0.0
+        model, device = None, None
+        try:
+            info = await self._client.model_info(timeout=5.0)
+            model, device = info.model.name, info.device
+        except DaemonError as error:
+            log.warning("could not read the daemon's model info: %s", error)
+        self._status.update(daemon_state="ready", message="ready", model=model, device=device)
+
+    def _start_process(self, settings: DaemonSettings) -> None:
+        if self._process is not None and self._process.poll() is None:
+            return
+        command = list(settings.command or [sys.executable, "-m", "lsp_server", "daemon"])
+        command += ["--listen", self.address, "--device", settings.device]
+        if settings.model:
+            command += ["--model", settings.model]
+        if settings.draft_model:
+            command += ["--draft-model", settings.draft_model]
+        log_path = default_socket_path().parent / "daemon.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        log.info("starting the daemon: %s (log: %s)", " ".join(command), log_path)
+        with open(log_path, "ab") as log_file:
+            self._process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+
+    def _retry_in(self) -> float:
+        return max(0.0, self._retry_at - time.monotonic())
+
+
+def _read_token(path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        return Path(path).expanduser().read_text().strip() or None
+    except OSError as error:
+        log.warning("cannot read codedraft.daemon.tokenFile %s: %s", path, error)
+        return None

@@ -1,0 +1,107 @@
+"""The codedraft language server: shared state, and the features that register on it."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Coroutine
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
+
+from lsp_server.completion.service import CompletionService
+from lsp_server.config import DaemonSettings, Settings
+from lsp_server.daemon import DaemonSupervisor
+from lsp_server.status import StatusReporter
+
+if TYPE_CHECKING:
+    import threading
+
+    from indexer.retrieval.base import RetrievalQuery, Snippet
+    from indexer.workspace import WorkspaceIndex
+
+log = logging.getLogger(__name__)
+
+
+def _version() -> str:
+    try:
+        return version("codedraft")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+class CodedraftServer(LanguageServer):
+    """A pygls server holding what the features share: settings, status, daemon, index, completions."""
+
+    def __init__(self) -> None:
+        super().__init__("codedraft", _version())
+        self.settings = Settings()
+        self.status = StatusReporter(self._notify, self._show_warning)
+        self.pinned_daemon_address: str | None = None
+        """The daemon address of ``codedraft lsp --daemon``: it wins over settings."""
+        self.daemon = DaemonSupervisor(self._daemon_settings, self.status)
+        self.completions = CompletionService(
+            lambda: self.settings.completion, self.daemon.stream_complete, self.retrieve
+        )
+        self.workspace_root: Path | None = None
+        self.index: WorkspaceIndex | None = None
+        self.deleted: dict[str, bool] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Runs ``coroutine`` in the background, keeping a reference until it is done."""
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def retrieve(
+        self, query: RetrievalQuery, token_budget: int, time_budget_ms: float, cancel: threading.Event
+    ) -> list[Snippet]:
+        """Snippets from the workspace index, or none while there is no index."""
+        index = self.index
+        if index is None:
+            return []
+        return index.retrieve(query, token_budget, time_budget_ms, cancel)
+
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The document the editor opened at ``uri``, or None if it never did."""
+        return self.workspace.text_documents.get(unquote(uri))
+
+    def relative_path(self, uri: str) -> str:
+        """A document's path relative to the workspace (its absolute path when outside it)."""
+        path = Path(self.workspace.get_text_document(uri).path)
+        if self.workspace_root is not None:
+            try:
+                return path.resolve().relative_to(self.workspace_root).as_posix()
+            except ValueError:
+                pass
+        return path.as_posix()
+
+    def _daemon_settings(self) -> DaemonSettings:
+        settings = self.settings.daemon
+        if self.pinned_daemon_address is not None:
+            return dataclasses.replace(settings, address=self.pinned_daemon_address)
+        return settings
+
+    def _notify(self, method: str, params: Any) -> None:
+        self.protocol.notify(method, params)
+
+    def _show_warning(self, message: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
+
+def create_server() -> CodedraftServer:
+    """A server with every feature registered."""
+    from lsp_server.features import commands, completion, documents, inline_completion, lifecycle
+
+    server = CodedraftServer()
+    for feature in (lifecycle, documents, inline_completion, completion, commands):
+        feature.setup(server)
+    return server

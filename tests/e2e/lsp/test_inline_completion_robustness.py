@@ -1,0 +1,56 @@
+"""``textDocument/inlineCompletion`` when there is nothing sane to suggest: the server answers with an
+empty list, says why in ``codedraft/status``, and keeps serving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from tests.e2e.lsp_harness import CLIENTS, open_document, running_lsp, wait_for_status
+
+
+def inline_params(uri: str, line: int, character: int) -> types.InlineCompletionParams:
+    return types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=line, character=character),
+        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
+    )
+
+
+@pytest.mark.parametrize("client_name", CLIENTS)
+async def test_bad_requests_get_empty_answers_and_the_server_survives(
+    tmp_path: Path, client_name: str
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_lsp(
+        workspace, tmp_path, client_name, daemon_address=f"unix:{tmp_path}/none.sock"
+    ) as client:
+        never_opened = await client.text_document_inline_completion_async(
+            inline_params((workspace / "ghost.py").as_uri(), 0, 0)
+        )
+        assert never_opened is not None and list(never_opened.items) == []
+        await wait_for_status(client, lambda s: s.get("suppressed") == "the document is not open")
+
+        uri = open_document(client, workspace / "a.py", "def f(x):\n    return x\n\ud83d\ude00 = 1\n")
+        out_of_range = await client.text_document_inline_completion_async(inline_params(uri, 99, 0))
+        assert list(out_of_range.items) == []
+        await wait_for_status(client, lambda s: "outside the document" in (s.get("suppressed") or ""))
+
+        lone_surrogate = open_document(client, workspace / "b.py", "x = '\ud800'\ny = ")
+        no_daemon = await client.text_document_inline_completion_async(inline_params(lone_surrogate, 1, 4))
+        assert list(no_daemon.items) == []
+        status = await wait_for_status(client, lambda s: "daemon unavailable" in (s.get("suppressed") or ""))
+        assert "none.sock" in status["suppressed"]
+
+        # the user is told once that the daemon is down, not on every keystroke
+        for _ in range(3):
+            await client.text_document_inline_completion_async(inline_params(uri, 1, 4))
+        assert sum("unavailable" in m.message for m in client.messages) == 1
+
+        result = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="codedraft.status", arguments=[])
+        )
+        assert result["state"] == "degraded"

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from typing import Any
+
+from lsp_server.status import STATUS_NOTIFICATION, StatusReporter
+
+
+def make_reporter() -> tuple[StatusReporter, list[dict[str, Any]], list[str]]:
+    sent: list[dict[str, Any]] = []
+    shown: list[str] = []
+
+    def notify(method: str, params: Any) -> None:
+        assert method == STATUS_NOTIFICATION
+        sent.append(params)
+
+    return StatusReporter(notify, shown.append, progress_interval_s=3600), sent, shown
+
+
+def test_state_puts_what_needs_attention_first() -> None:
+    reporter, sent, _ = make_reporter()
+    reporter.update(indexing=True, index_message="indexing ws")
+    assert sent[-1]["state"] == "indexing" and sent[-1]["message"] == "indexing ws"
+    reporter.update(daemon_state="degraded", message="daemon down")
+    assert sent[-1]["state"] == "degraded" and sent[-1]["message"] == "daemon down"
+    reporter.update(daemon_state="ready", message="ready", indexing=False)
+    assert sent[-1]["state"] == "ready"
+
+
+def test_unchanged_status_is_not_resent_and_degraded_is_shown_once() -> None:
+    reporter, sent, shown = make_reporter()
+    reporter.update(daemon_state="degraded", message="daemon down")
+    reporter.update(daemon_state="degraded", message="daemon down")
+    reporter.update(daemon_state="degraded", message="daemon down")
+    assert len(sent) == 1 and shown == ["codedraft: daemon down"]
+    reporter.update(daemon_state="ready", message="ready")
+    reporter.update(daemon_state="degraded", message="daemon down again")
+    assert len(shown) == 2
+
+
+def test_index_progress_is_throttled_but_the_end_is_sent() -> None:
+    reporter, sent, _ = make_reporter()
+    reporter.index_progress(1, 100)
+    reporter.index_progress(2, 100)
+    reporter.index_progress(50, 100)
+    reporter.index_progress(100, 100)
+    assert [s["index"] for s in sent] == [{"done": 1, "total": 100}, {"done": 100, "total": 100}]
