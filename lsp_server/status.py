@@ -76,7 +76,7 @@ class StatusReporter:
         self._show_message = show_message
         self._progress_interval_s = progress_interval_s
         self._last_sent: dict[str, Any] | None = None
-        self._last_progress = 0.0
+        self._last_progress = float("-inf")
         self._degraded_shown = False
 
     def update(self, **changes: Any) -> None:
