@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -75,13 +76,22 @@ class DaemonSupervisor:
         self._backoff_s = min(MAX_BACKOFF_S, self._backoff_s * 2)
         self._status.update(daemon_state="degraded", message=f"the inference daemon is unavailable: {error}")
 
-    async def stream_complete(
+    def stream_complete(
         self, request: pb.CompleteRequest, timeout_s: float
     ) -> AsyncIterator[pb.CompleteChunk]:
         """The completion service's view of the daemon: chunks, ``TimeoutError`` or ``ConnectionError``."""
+        return self._stream("complete", request, timeout_s)
+
+    def stream_generate(
+        self, request: pb.GenerateRequest, timeout_s: float
+    ) -> AsyncIterator[pb.GenerateChunk]:
+        """Like :meth:`stream_complete`, for ``Generate`` (refactors and fixes)."""
+        return self._stream("generate", request, timeout_s)
+
+    async def _stream(self, method: str, request: Any, timeout_s: float) -> AsyncIterator[Any]:
         client = await self.client()
         try:
-            async for chunk in client.complete(request, timeout=timeout_s):
+            async for chunk in getattr(client, method)(request, timeout=timeout_s):
                 yield chunk
         except DaemonError as error:
             if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:

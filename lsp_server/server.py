@@ -99,9 +99,16 @@ class CodedraftServer(LanguageServer):
 
 def create_server() -> CodedraftServer:
     """A server with every feature registered."""
-    from lsp_server.features import commands, completion, documents, inline_completion, lifecycle
+    from lsp_server.features import (
+        code_actions,
+        commands,
+        completion,
+        documents,
+        inline_completion,
+        lifecycle,
+    )
 
     server = CodedraftServer()
-    for feature in (lifecycle, documents, inline_completion, completion, commands):
+    for feature in (lifecycle, documents, inline_completion, completion, code_actions, commands):
         feature.setup(server)
     return server

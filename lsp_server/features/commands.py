@@ -1,11 +1,17 @@
-"""``workspace/executeCommand``: ``codedraft.reindex`` and ``codedraft.status``."""
+"""``workspace/executeCommand``: ``codedraft.refactor``, ``codedraft.fix``, ``codedraft.reindex`` and
+``codedraft.status``."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+from lsprotocol import types
+
+from lsp_server.features.code_actions import FIX_TITLE, REFACTOR_TITLE, range_from_json
 from lsp_server.features.lifecycle import start_index
+from lsp_server.rewrite.prompts import DEFAULT_INSTRUCTION, fix_instruction
+from lsp_server.rewrite.session import run_rewrite
 from lsp_server.server import CodedraftServer
 
 
@@ -29,3 +35,52 @@ def setup(server: CodedraftServer) -> None:
         finally:
             ls.status.update(indexing=False, index_message=None)
         return {"indexed": True, "added": report.added, "updated": report.updated, "deleted": report.deleted}
+
+    @server.command("codedraft.refactor")
+    async def refactor(ls: CodedraftServer, *args: Any) -> dict[str, Any]:
+        """Rewrites ``{uri, range}`` following ``instruction`` and proposes the edit for confirmation."""
+        target = _target(args)
+        instruction = str(target.get("instruction") or DEFAULT_INSTRUCTION)
+        return await _rewrite_and_apply(ls, target, instruction, [], REFACTOR_TITLE)
+
+    @server.command("codedraft.fix")
+    async def fix(ls: CodedraftServer, *args: Any) -> dict[str, Any]:
+        """Fixes the problems (``diagnostics``: messages) in ``{uri, range}`` and proposes the edit."""
+        target = _target(args)
+        messages = [str(m) for m in target.get("diagnostics") or []]
+        return await _rewrite_and_apply(ls, target, fix_instruction(messages), messages, FIX_TITLE)
+
+
+def _target(args: tuple[Any, ...]) -> dict[str, Any]:
+    """The command's one argument ``{uri, range, ...}``; ValueError (an error response) when malformed."""
+    target: Any = args[0] if args else None
+    if isinstance(target, list) and target:
+        target = target[0]
+    target = _plain(target)
+    if not isinstance(target, dict) or not isinstance(target.get("uri"), str) or "range" not in target:
+        raise ValueError("expected one argument {uri, range, instruction?}")
+    return target
+
+
+async def _rewrite_and_apply(
+    ls: CodedraftServer, target: dict[str, Any], instruction: str, diagnostics: list[str], title: str
+) -> dict[str, Any]:
+    span = range_from_json(_plain(target["range"]))
+    result = await run_rewrite(ls, target["uri"], span, instruction, diagnostics, title)
+    if result.edit is None:
+        return {"id": result.id, "applied": False, "reason": result.error}
+    response = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=result.edit, label=title)
+    )
+    return {
+        "id": result.id,
+        "applied": bool(response.applied),
+        "reason": None if response.applied else (response.failure_reason or "the edit was not applied"),
+    }
+
+
+def _plain(value: Any) -> Any:
+    """JSON values pygls hands over as named tuples, as dicts."""
+    if hasattr(value, "_asdict"):
+        return {key: _plain(item) for key, item in value._asdict().items()}
+    return value

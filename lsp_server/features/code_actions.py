@@ -1,0 +1,94 @@
+"""``textDocument/codeAction``: "Refactor with codedraft…" on a selection and "Fix with codedraft" for
+diagnostics in range; ``codeAction/resolve`` asks the model only when the user picks the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from lsp_server.rewrite.prompts import fix_instruction
+from lsp_server.rewrite.session import run_rewrite
+from lsp_server.server import CodedraftServer
+
+REFACTOR_TITLE = "Refactor with codedraft…"
+FIX_TITLE = "Fix with codedraft"
+
+
+def setup(server: CodedraftServer) -> None:
+    options = types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite],
+        resolve_provider=True,
+    )
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
+    def code_actions(ls: CodedraftServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        if ls.open_document(uri) is None:
+            return []
+        actions: list[types.CodeAction] = []
+        span = params.range
+        if (span.start.line, span.start.character) != (span.end.line, span.end.character):
+            target = {"uri": uri, "range": range_json(span)}
+            actions.append(
+                types.CodeAction(
+                    title=REFACTOR_TITLE,
+                    kind=types.CodeActionKind.RefactorRewrite,
+                    command=types.Command(
+                        title=REFACTOR_TITLE, command="codedraft.refactor", arguments=[target]
+                    ),
+                )
+            )
+        diagnostics = list(params.context.diagnostics)
+        if diagnostics:
+            first = min((d.range.start.line for d in diagnostics), default=span.start.line)
+            last = max((d.range.end.line for d in diagnostics), default=span.end.line)
+            fix_range = types.Range(
+                start=types.Position(line=first, character=0), end=types.Position(line=last, character=0)
+            )
+            actions.append(
+                types.CodeAction(
+                    title=FIX_TITLE,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diagnostics,
+                    data={
+                        "uri": uri,
+                        "range": range_json(fix_range),
+                        "diagnostics": [d.message for d in diagnostics],
+                    },
+                )
+            )
+        return actions
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def resolve(ls: CodedraftServer, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        if action.title != FIX_TITLE or "uri" not in data:
+            return action
+        messages = [str(m) for m in data.get("diagnostics", [])]
+        result = await run_rewrite(
+            ls, data["uri"], range_from_json(data["range"]), fix_instruction(messages), messages, FIX_TITLE
+        )
+        if result.edit is not None:
+            action.edit = result.edit
+        else:
+            action.disabled = types.CodeActionDisabled(reason=result.error or "no fix")
+        return action
+
+
+def range_json(span: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": span.start.line, "character": span.start.character},
+        "end": {"line": span.end.line, "character": span.end.character},
+    }
+
+
+def range_from_json(raw: Any) -> types.Range:
+    """An LSP range from its JSON form; ValueError when malformed."""
+    try:
+        return types.Range(
+            start=types.Position(line=int(raw["start"]["line"]), character=int(raw["start"]["character"])),
+            end=types.Position(line=int(raw["end"]["line"]), character=int(raw["end"]["character"])),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"not an LSP range: {raw!r}") from error

@@ -1,0 +1,134 @@
+"""One refactor or fix from request to proposed edit, streaming the model's reply to the editor.
+
+The reply streams as ``codedraft/streamText`` notifications ``{id, delta, done}`` and as ``$/progress``
+reports (when the client supports work-done progress). The result is an edit that needs the user's
+confirmation; nothing is written here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
+from lsp_server.rewrite.reply import code_from_reply, keep_indentation
+from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace, annotated_edit, check_inside_workspace
+
+if TYPE_CHECKING:
+    from lsp_server.server import CodedraftServer
+
+STREAM_NOTIFICATION = "codedraft/streamText"
+MAX_REWRITE_TOKENS = 1024
+REWRITE_TIMEOUT_S = 300.0
+
+
+@dataclass
+class RewriteResult:
+    """The proposed edit, or the reason there is none; ``reply`` is the model's whole text."""
+
+    id: str
+    edit: types.WorkspaceEdit | None = None
+    reply: str = ""
+    error: str | None = None
+
+
+async def run_rewrite(
+    ls: CodedraftServer, uri: str, span: types.Range, instruction: str, diagnostics: list[str], title: str
+) -> RewriteResult:
+    """Asks the model to rewrite the whole lines of ``span`` in ``uri`` and returns the edit."""
+    result = RewriteResult(id=uuid.uuid4().hex)
+    document = ls.open_document(uri)
+    if document is None:
+        result.error = f"{uri} is not open in the editor"
+        return result
+    try:
+        check_inside_workspace(uri, ls.workspace_root)
+    except EditOutsideWorkspace as error:
+        result.error = str(error)
+        return result
+    eol = "\r\n" if "\r\n" in document.source else "\n"
+    lines = [line.removesuffix("\r") for line in document.source.split("\n")]
+    first, last = span.start.line, span.end.line
+    if span.end.character == 0 and last > first:
+        last -= 1  # a selection ending at the start of a line does not include that line
+    if not 0 <= first <= last < len(lines):
+        result.error = f"range {first + 1}-{last + 1} is outside the document ({len(lines)} lines)"
+        return result
+    selected = "\n".join(lines[first : last + 1])
+    task = RewriteTask(
+        path=ls.relative_path(uri),
+        language=document.language_id or "",
+        before="\n".join(lines[max(0, first - CONTEXT_LINES) : first]),
+        selected=selected,
+        after="\n".join(lines[last + 1 : last + 1 + CONTEXT_LINES]),
+        instruction=instruction,
+        diagnostics=diagnostics,
+    )
+    request = pb.GenerateRequest(
+        request_id=result.id,
+        session_id=f"{uri}#rewrite",
+        chat=pb.ChatMessages(messages=rewrite_messages(task)),
+        sampling=pb.SamplingParams(temperature=0.0, max_tokens=MAX_REWRITE_TOKENS),
+    )
+    try:
+        result.reply = await _stream_reply(ls, request, title, result.id)
+    except (ConnectionError, TimeoutError) as error:
+        result.error = f"the model could not answer: {error or 'timed out'}"
+        return result
+    code = code_from_reply(result.reply)
+    if code is None:
+        result.error = "the model's reply held no code"
+        return result
+    code = keep_indentation(selected, code)
+    if code == selected:
+        result.error = "the model proposed no change"
+        return result
+    whole_lines = types.Range(
+        start=types.Position(line=first, character=0),
+        end=types.Position(line=last, character=_utf16_len(lines[last])),
+    )
+    result.edit = annotated_edit(
+        uri, document.version, whole_lines, code.replace("\n", eol), title, instruction
+    )
+    return result
+
+
+async def _stream_reply(ls: CodedraftServer, request: pb.GenerateRequest, title: str, token: str) -> str:
+    progress = await _begin_progress(ls, token, title)
+    pieces: list[str] = []
+    try:
+        async for chunk in ls.daemon.stream_generate(request, REWRITE_TIMEOUT_S):
+            if chunk.text_delta:
+                pieces.append(chunk.text_delta)
+                ls.protocol.notify(
+                    STREAM_NOTIFICATION, {"id": token, "delta": chunk.text_delta, "done": False}
+                )
+                if progress:
+                    ls.work_done_progress.report(
+                        token, types.WorkDoneProgressReport(message=f"{sum(map(len, pieces))} characters")
+                    )
+    finally:
+        ls.protocol.notify(STREAM_NOTIFICATION, {"id": token, "delta": "", "done": True})
+        if progress:
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+    return "".join(pieces)
+
+
+async def _begin_progress(ls: CodedraftServer, token: str, title: str) -> bool:
+    window = ls.client_capabilities.window
+    if window is None or not window.work_done_progress:
+        return False
+    with contextlib.suppress(Exception):  # a client that refuses the token still gets streamText
+        await ls.work_done_progress.create_async(token)
+        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
+        return True
+    return False
+
+
+def _utf16_len(text: str) -> int:
+    return sum(2 if ord(char) > 0xFFFF else 1 for char in text)
