@@ -23,6 +23,7 @@ import grpc
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
 from inference.defaults import default_socket_path
+from lsp_server.completion.service import RequestRejected
 from lsp_server.config import DaemonSettings
 from lsp_server.status import StatusReporter
 
@@ -46,6 +47,7 @@ class DaemonSupervisor:
         self._backoff_s = MIN_BACKOFF_S
         self._retry_at = 0.0
         self._waiting: asyncio.Task[None] | None = None
+        self._max_new_tokens = 0
 
     @property
     def address(self) -> str:
@@ -90,6 +92,9 @@ class DaemonSupervisor:
 
     async def _stream(self, method: str, request: Any, timeout_s: float) -> AsyncIterator[Any]:
         client = await self.client()
+        if self._max_new_tokens and request.sampling.max_tokens > self._max_new_tokens:
+            # a user's maxTokens above what this daemon allows is capped, not an error per keystroke
+            request.sampling.max_tokens = self._max_new_tokens
         try:
             async for chunk in getattr(client, method)(request, timeout=timeout_s):
                 yield chunk
@@ -98,7 +103,8 @@ class DaemonSupervisor:
                 raise TimeoutError(error.message) from None
             if error.code == grpc.StatusCode.UNAVAILABLE:
                 self.failed(error)
-            raise ConnectionError(error.message or error.code.name) from None
+                raise ConnectionError(error.message or error.code.name) from None
+            raise RequestRejected(f"{error.code.name}: {error.message}") from None
 
     async def close(self) -> None:
         """Closes the connection and stops a daemon this server started."""
@@ -164,6 +170,7 @@ class DaemonSupervisor:
         try:
             info = await self._client.model_info(timeout=5.0)
             model, device = info.model.name, info.device
+            self._max_new_tokens = info.max_new_tokens
         except DaemonError as error:
             log.warning("could not read the daemon's model info: %s", error)
         self._status.update(daemon_state="ready", message="ready", model=model, device=device)

@@ -29,8 +29,15 @@ from lsp_server.config import CompletionSettings
 
 StreamComplete = Callable[[pb.CompleteRequest, float], AsyncIterator[pb.CompleteChunk]]
 """Streams the daemon's chunks for a request, with a timeout in seconds. Raises ``TimeoutError`` when
-the timeout passes and ``ConnectionError`` (with a message a person can act on) when the daemon cannot
-be reached or fails; closing the iterator early cancels the call."""
+the timeout passes, ``ConnectionError`` when the daemon cannot be reached, and :class:`RequestRejected`
+when it refuses the request (both with a message a person can act on); closing the iterator early
+cancels the call."""
+
+
+class RequestRejected(Exception):
+    """The daemon refused or failed the request itself (bad argument, full KV pool or queue)."""
+
+
 Retrieve = Callable[[RetrievalQuery, int, float, threading.Event], Sequence[Snippet]]
 """Blocking retrieval: query, token budget, time budget (ms), cancel event."""
 
@@ -154,6 +161,10 @@ class CompletionService:
             return CompletionOutcome(None, "timed out", latency_ms=_ms_since(started), snippets=snippets)
         except ConnectionError as error:
             return CompletionOutcome(None, f"daemon unavailable: {error}", latency_ms=_ms_since(started))
+        except RequestRejected as error:
+            return CompletionOutcome(
+                None, f"the daemon refused the request: {error}", latency_ms=_ms_since(started)
+            )
         verdict = postprocess(context, text)
         latency = _ms_since(started)
         if verdict.text is None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.completion.service import RequestRejected
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
 from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace, annotated_edit, check_inside_workspace
@@ -77,7 +78,7 @@ async def run_rewrite(
     )
     try:
         result.reply = await _stream_reply(ls, request, title, result.id)
-    except (ConnectionError, TimeoutError) as error:
+    except (ConnectionError, TimeoutError, RequestRejected) as error:
         result.error = f"the model could not answer: {error or 'timed out'}"
         return result
     code = code_from_reply(result.reply)

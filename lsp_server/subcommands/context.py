@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
 def find_workspace(path: Path, db_path: Path | None) -> Path:
     """The nearest folder above ``path`` that has an index, else its git root, else its folder."""
-    from indexer.store import default_db_path
+    from indexer.schema import default_db_path
 
     for folder in path.parents:
         if db_path is None and default_db_path(folder).exists():

@@ -26,6 +26,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=1000,
         help="skip files larger than this many kilobytes (default: 1000)",
     )
+    parser.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        help="processes that parse files in a large refresh (default: one per core, at most 8)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument(
         "--list-skipped", action="store_true", help="print every skipped file with its reason"
@@ -40,9 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from indexer.workspace import WorkspaceIndex
 
     progress = None if args.quiet or not sys.stderr.isatty() else _ProgressBar()
-    with WorkspaceIndex(
-        root, db_path=args.db, policy=SkipPolicy(max_file_bytes=args.max_file_kb * 1000)
-    ) as index:
+    policy = SkipPolicy(max_file_bytes=args.max_file_kb * 1000)
+    with WorkspaceIndex(root, db_path=args.db, policy=policy, workers=args.jobs) as index:
         report = index.refresh(progress=progress)
         counts = index.store.counts()
         db_path = index.store.db_path

@@ -27,6 +27,7 @@ class RecordingClient(LanguageClient):
 
     statuses: list[dict[str, Any]]
     streamed: list[dict[str, Any]]
+    applied_edits: list[types.ApplyWorkspaceEditParams]
     initialize_result: types.InitializeResult
 
 
@@ -34,6 +35,13 @@ def _make_client() -> LanguageClient:
     client = make_test_lsp_client()
     client.statuses = []  # type: ignore[attr-defined]
     client.streamed = []  # type: ignore[attr-defined]
+    client.applied_edits = []  # type: ignore[attr-defined]
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        # The user confirms the edit: recorded, not written to disk (the editor would write it).
+        client.applied_edits.append(params)  # type: ignore[attr-defined]
+        return types.ApplyWorkspaceEditResult(applied=True)
 
     @client.feature("codedraft/status")
     def on_status(params: Any) -> None:
@@ -94,6 +102,29 @@ async def running_lsp(
         with contextlib.suppress(Exception):
             await asyncio.wait_for(client.shutdown_session(), 20)
         await client.stop()
+
+
+def change_document(client: LanguageClient, uri: str, version: int, text: str, at: tuple[int, int]) -> None:
+    """Sends didChange inserting ``text`` at ``at`` (line, UTF-16 column)."""
+    position = types.Position(line=at[0], character=at[1])
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(start=position, end=position), text=text
+                )
+            ],
+        )
+    )
+
+
+def inline_params(uri: str, line: int, character: int) -> types.InlineCompletionParams:
+    return types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=line, character=character),
+        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
+    )
 
 
 def open_document(client: LanguageClient, path: Path, text: str, language: str = "python") -> str:

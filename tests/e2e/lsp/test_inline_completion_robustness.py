@@ -8,15 +8,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tests.e2e.lsp_harness import CLIENTS, open_document, running_lsp, wait_for_status
-
-
-def inline_params(uri: str, line: int, character: int) -> types.InlineCompletionParams:
-    return types.InlineCompletionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri),
-        position=types.Position(line=line, character=character),
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
-    )
+from tests.e2e.lsp_harness import CLIENTS, inline_params, open_document, running_lsp, wait_for_status
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
