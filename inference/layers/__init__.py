@@ -1,0 +1,1 @@
+"""Shared transformer layers: paged attention, rotary embeddings, RMSNorm, SwiGLU."""

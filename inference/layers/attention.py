@@ -1,0 +1,240 @@
+"""Paged KV layout and grouped-query attention over it.
+
+KV lives in a preallocated pool of fixed-size blocks per layer; a sequence owns an ordered list of
+blocks (its block table). A forward call writes its new tokens' K/V into their slots and then
+attends over the sequence's blocks in order (read in place when they are consecutive, gathered
+otherwise), so the result does not depend on which physical blocks hold the sequence, nor on how
+the sequence was split into calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from inference.layers.norm import RMSNorm
+from inference.layers.rotary import apply_rotary
+from inference.models.config import ModelConfig
+
+
+def _consecutive_start(block_table: torch.Tensor) -> int | None:
+    """First block id when the table is a run of consecutive blocks (checked on the CPU only: on a
+    GPU the check would cost a device sync per layer), else None."""
+    if block_table.device.type != "cpu" or block_table.numel() == 0:
+        return None
+    first = int(block_table[0])
+    if block_table.numel() > 1 and not bool((block_table.diff() == 1).all()):
+        return None
+    return first
+
+
+@dataclass
+class AttentionMetadata:
+    """Where one forward call's T new tokens of ONE sequence live in the paged KV pool.
+
+    slot_mapping: (T,) int64, flat slot = block_id * block_size + offset where each new token's K/V
+    is written (rewriting a slot is allowed: speculative rollback just writes again).
+    block_table: (n_blocks,) int64, the sequence's blocks in order; they cover context_len tokens.
+    context_len: tokens in the sequence after this call (cached + new); the new tokens sit at
+    positions context_len - T .. context_len - 1 and attend causally to everything before them.
+    """
+
+    slot_mapping: torch.Tensor
+    block_table: torch.Tensor
+    context_len: int
+    block_size: int
+    # First block id when block_table is a run of consecutive blocks on the CPU (read in place
+    # instead of gathered); computed once here rather than in every layer.
+    consecutive_from: int | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.consecutive_from = _consecutive_start(self.block_table)
+
+
+@dataclass
+class KVCache:
+    """The preallocated pool: per layer, K and V of shape (num_blocks, block_size, n_kv_heads, head_dim)."""
+
+    k: list[torch.Tensor]
+    v: list[torch.Tensor]
+
+    @classmethod
+    def allocate(
+        cls,
+        config: ModelConfig,
+        num_blocks: int,
+        block_size: int,
+        dtype: torch.dtype,
+        device: torch.device | str,
+    ) -> KVCache:
+        """Zero-filled pool of `num_blocks` blocks of `block_size` tokens for every layer."""
+        shape = (num_blocks, block_size, config.num_kv_heads, config.head_dim)
+        k = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.num_layers)]
+        v = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.num_layers)]
+        return cls(k=k, v=v)
+
+    @staticmethod
+    def bytes_per_block(config: ModelConfig, block_size: int, dtype: torch.dtype) -> int:
+        """Bytes one block takes across all layers, K and V together."""
+        elem = torch.empty((), dtype=dtype).element_size()
+        return 2 * config.num_layers * block_size * config.num_kv_heads * config.head_dim * elem
+
+    @property
+    def num_blocks(self) -> int:
+        """Blocks in the pool."""
+        return self.k[0].shape[0]
+
+    @property
+    def block_size(self) -> int:
+        """Tokens per block."""
+        return self.k[0].shape[1]
+
+
+def write_kv(
+    k_cache: torch.Tensor, v_cache: torch.Tensor, k: torch.Tensor, v: torch.Tensor, slots: torch.Tensor
+) -> None:
+    """Store new K/V (T, KvH, D) into the pool at flat `slots`."""
+    kv_heads, head_dim = k_cache.shape[2], k_cache.shape[3]
+    k_cache.view(-1, kv_heads, head_dim).index_copy_(0, slots, k.to(k_cache.dtype))
+    v_cache.view(-1, kv_heads, head_dim).index_copy_(0, slots, v.to(v_cache.dtype))
+
+
+def gather_kv(
+    cache: torch.Tensor, block_table: torch.Tensor, context_len: int, consecutive_from: int | None = None
+) -> torch.Tensor:
+    """The sequence's first `context_len` K or V rows, in order: (S, KvH, D).
+
+    With `consecutive_from` (the table is that block and the ones after it) the blocks are read in
+    place (a view); otherwise they are gathered (a copy).
+    """
+    start = consecutive_from
+    if start is not None:
+        blocks = cache[start : start + block_table.numel()]  # (n_blocks, block_size, KvH, D), a view
+    else:
+        blocks = cache.index_select(0, block_table)  # (n_blocks, block_size, KvH, D)
+    return blocks.flatten(0, 1)[:context_len]  # (S, KvH, D)
+
+
+def causal_mask(
+    num_new: int, context_len: int, sliding_window: int | None, device: torch.device
+) -> torch.Tensor | None:
+    """Boolean (T, S) mask, True where a new token may attend; None when every key is visible."""
+    if num_new == 1 and (sliding_window is None or context_len <= sliding_window):
+        return None
+    q_pos = torch.arange(context_len - num_new, context_len, device=device)[:, None]  # (T, 1)
+    k_pos = torch.arange(context_len, device=device)[None, :]  # (1, S)
+    allowed = k_pos <= q_pos
+    if sliding_window is not None:
+        allowed &= q_pos - k_pos < sliding_window
+    return allowed
+
+
+# Up to this many new tokens (decode, speculative verification) the query heads of a KV head are
+# stacked instead of copying K/V per query head; longer prefills are compute-bound and gain more
+# from SDPA's causal fast path.
+GROUPED_QUERY_MAX_TOKENS = 32
+
+
+def paged_attention(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    meta: AttentionMetadata,
+    scale: float,
+    sliding_window: int | None = None,
+) -> torch.Tensor:
+    """Attention of new queries q (T, H, D) over the sequence's cached keys and values; returns (T, H, D)."""
+    num_new, num_heads, head_dim = q.shape
+    k = gather_kv(k_cache, meta.block_table, meta.context_len, meta.consecutive_from).to(
+        q.dtype
+    )  # (S, KvH, D)
+    v = gather_kv(v_cache, meta.block_table, meta.context_len, meta.consecutive_from).to(q.dtype)
+    kv_heads = k.shape[1]
+    group = num_heads // kv_heads
+    if num_new <= GROUPED_QUERY_MAX_TOKENS:
+        # Query head h = kv * G + g (the checkpoints' GQA layout): the G heads sharing a KV head
+        # become one batch entry with G*T query rows.
+        q_grouped = q.view(num_new, kv_heads, group, head_dim).permute(1, 2, 0, 3)  # (KvH, G, T, D)
+        q_grouped = q_grouped.reshape(kv_heads, group * num_new, head_dim)  # (KvH, G*T, D)
+        mask = causal_mask(num_new, meta.context_len, sliding_window, q.device)
+        if mask is not None and group > 1:
+            mask = mask.repeat(group, 1)  # (G*T, S): row g*T + t is query t of group member g
+        out = F.scaled_dot_product_attention(
+            q_grouped.unsqueeze(0),  # (1, KvH, G*T, D): 4-D inputs get SDPA's fused CPU kernel
+            k.transpose(0, 1).unsqueeze(0),  # (1, KvH, S, D)
+            v.transpose(0, 1).unsqueeze(0),
+            attn_mask=mask,
+            scale=scale,
+        ).squeeze(0)  # (KvH, G*T, D)
+        out = out.view(kv_heads, group, num_new, head_dim).permute(2, 0, 1, 3)  # (T, KvH, G, D)
+        return out.reshape(num_new, num_heads, head_dim)
+    if group > 1:
+        k = k.repeat_interleave(group, dim=1)  # (S, H, D)
+        v = v.repeat_interleave(group, dim=1)
+    whole_sequence = num_new == meta.context_len and sliding_window is None
+    mask = None if whole_sequence else causal_mask(num_new, meta.context_len, sliding_window, q.device)
+    out = F.scaled_dot_product_attention(
+        q.transpose(0, 1).unsqueeze(0),  # (1, H, T, D)
+        k.transpose(0, 1).unsqueeze(0),  # (1, H, S, D)
+        v.transpose(0, 1).unsqueeze(0),
+        attn_mask=mask,
+        is_causal=whole_sequence,
+        scale=scale,
+    )
+    return out.squeeze(0).transpose(0, 1)  # (T, H, D)
+
+
+class Attention(nn.Module):
+    """Grouped-query self-attention with RoPE, optional q/k/v (and o) biases and per-head q/k RMSNorm.
+
+    Parameter names follow the Hugging Face checkpoints (`q_proj`, `k_proj`, `v_proj`, `o_proj`,
+    `q_norm`, `k_norm`) so a state dict loads as is.
+    """
+
+    def __init__(self, config: ModelConfig, layer_idx: int, qkv_bias: bool, o_bias: bool) -> None:
+        super().__init__()
+        self.num_heads = config.num_heads
+        self.num_kv_heads = config.num_kv_heads
+        self.head_dim = config.head_dim
+        self.scale = config.head_dim**-0.5
+        self.sliding_window = (
+            config.layer_sliding_windows[layer_idx] if config.layer_sliding_windows else None
+        )
+        hidden, q_size, kv_size = (
+            config.hidden_size,
+            self.num_heads * self.head_dim,
+            self.num_kv_heads * self.head_dim,
+        )
+        self.q_proj = nn.Linear(hidden, q_size, bias=qkv_bias)
+        self.k_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
+        self.v_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
+        self.o_proj = nn.Linear(q_size, hidden, bias=o_bias)
+        self.q_norm: RMSNorm | None = None
+        self.k_norm: RMSNorm | None = None
+        if config.qk_norm:
+            self.q_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
+            self.k_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
+
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        meta: AttentionMetadata,
+    ) -> torch.Tensor:
+        """hidden (T, hidden_size) -> (T, hidden_size); writes this call's K/V into the pool first."""
+        num_new = hidden.shape[0]
+        q = self.q_proj(hidden).view(num_new, self.num_heads, self.head_dim)  # (T, H, D)
+        k = self.k_proj(hidden).view(num_new, self.num_kv_heads, self.head_dim)  # (T, KvH, D)
+        v = self.v_proj(hidden).view(num_new, self.num_kv_heads, self.head_dim)
+        if self.q_norm is not None and self.k_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        write_kv(k_cache, v_cache, k, v, meta.slot_mapping)
+        out = paged_attention(q, k_cache, v_cache, meta, self.scale, self.sliding_window)  # (T, H, D)
+        return self.o_proj(out.reshape(num_new, self.num_heads * self.head_dim))

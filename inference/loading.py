@@ -1,0 +1,214 @@
+"""Load a Hugging Face model directory (config, safetensors, tokenizer) into a `LoadedModel`.
+
+Only `safetensors` and `tokenizers` are used. Every way a checkpoint can be unusable (missing
+file, unsupported architecture, not enough memory) ends in `ModelLoadError` with one line that
+names the problem.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+
+from inference.device import DeviceError, available_memory_bytes, default_dtype, resolve_device
+from inference.layers.rotary import RotaryEmbedding
+from inference.models.base import CausalLM
+from inference.models.config import ModelConfig
+from inference.models.registry import ARCHITECTURES, architecture_for
+from inference.prompts.chat import ChatTemplate, ChatTemplateError
+from inference.prompts.fim import FimTemplate, fim_template_for
+from inference.tokenizer import Tokenizer
+
+# Activations, the allocator and the KV pool need room beyond the weights themselves.
+MEMORY_HEADROOM = 1.1
+
+
+class ModelLoadError(Exception):
+    """A model directory cannot be loaded; the message is one line naming the problem."""
+
+
+@dataclass
+class LoadedModel:
+    """A model ready to run, with what the engine needs to prompt it."""
+
+    model: CausalLM
+    config: ModelConfig
+    tokenizer: Tokenizer
+    fim: FimTemplate
+    chat: ChatTemplate | None
+    path: Path
+    device: torch.device
+    dtype: torch.dtype
+    name: str
+
+
+def _read_config(directory: Path) -> ModelConfig:
+    config_path = directory / "config.json"
+    if not config_path.is_file():
+        raise ModelLoadError(f"missing config.json in model directory {directory}")
+    try:
+        raw = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelLoadError(f"cannot read {config_path}: {exc}") from exc
+    model_type = raw.get("model_type") if isinstance(raw, dict) else None
+    if architecture_for(str(model_type)) is None:
+        supported = ", ".join(sorted(ARCHITECTURES))
+        raise ModelLoadError(
+            f"unsupported architecture {model_type!r} in {config_path} (supported: {supported})"
+        )
+    try:
+        config = ModelConfig.from_dict(raw)
+        RotaryEmbedding(config)  # rejects rope_scaling variants we do not implement
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelLoadError(f"invalid {config_path}: {type(exc).__name__}: {exc}") from exc
+    return config
+
+
+def _generation_eos_ids(directory: Path) -> tuple[int, ...]:
+    """Extra end-of-sequence ids from generation_config.json (chat models list their turn end there)."""
+    path = directory / "generation_config.json"
+    try:
+        eos = json.loads(path.read_text(encoding="utf-8")).get("eos_token_id") if path.is_file() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return ()
+    values = eos if isinstance(eos, list) else [eos]
+    return tuple(int(v) for v in values if isinstance(v, int))
+
+
+def weight_files(directory: Path) -> list[Path]:
+    """The safetensors files of a checkpoint: the shards its index lists, or every *.safetensors."""
+    index_path = directory / "model.safetensors.index.json"
+    if index_path.is_file():
+        try:
+            weight_map = json.loads(index_path.read_text(encoding="utf-8"))["weight_map"]
+        except (OSError, KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise ModelLoadError(f"cannot read {index_path}: {exc}") from exc
+        shards = [directory / name for name in sorted(set(weight_map.values()))]
+        for shard in shards:
+            if not shard.is_file():
+                raise ModelLoadError(f"missing weight shard {shard.name} listed in {index_path}")
+        return shards
+    files = sorted(directory.glob("*.safetensors"))
+    if not files:
+        hint = " (only safetensors weights are supported)" if any(directory.glob("*.bin")) else ""
+        raise ModelLoadError(f"no *.safetensors weights in model directory {directory}{hint}")
+    return files
+
+
+def estimate_weight_bytes(files: list[Path], dtype: torch.dtype) -> int:
+    """Bytes the weights take once converted to `dtype`, from the safetensors headers alone."""
+    elem = torch.empty((), dtype=dtype).element_size()
+    total = 0
+    for file in files:
+        try:
+            with safe_open(str(file), framework="pt") as handle:
+                for name in handle.keys():
+                    numel = 1
+                    for dim in handle.get_slice(name).get_shape():
+                        numel *= dim
+                    total += numel * elem
+        except Exception as exc:  # safetensors raises its own error type for a damaged file
+            raise ModelLoadError(f"cannot read weights file {file}: {exc}") from exc
+    return total
+
+
+def _load_weights(model: CausalLM, files: list[Path], device: torch.device, dtype: torch.dtype) -> None:
+    state: dict[str, torch.Tensor] = {}
+    for file in files:
+        with safe_open(str(file), framework="pt", device="cpu") as handle:
+            for name in handle.keys():
+                tensor = handle.get_tensor(name)
+                state[name] = tensor.to(
+                    device=device, dtype=dtype if tensor.is_floating_point() else tensor.dtype
+                )
+    expected = set(model.state_dict())
+    if model.config.tie_word_embeddings:
+        expected.discard("lm_head.weight")
+        state.pop("lm_head.weight", None)
+    missing = sorted(expected - set(state))
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise ModelLoadError(f"checkpoint lacks weight {missing[0]}{more}")
+    # Older exports carry the rotary buffer; any other stray tensor means config.json is not this model's.
+    unexpected = sorted(k for k in set(state) - expected if not k.endswith("rotary_emb.inv_freq"))
+    if unexpected:
+        more = f" and {len(unexpected) - 1} more" if len(unexpected) > 1 else ""
+        raise ModelLoadError(
+            f"checkpoint has weight {unexpected[0]}{more} that config.json does not describe"
+        )
+    for name, tensor in state.items():
+        if name in expected and tuple(tensor.shape) != tuple(model.state_dict()[name].shape):
+            shape = tuple(model.state_dict()[name].shape)
+            raise ModelLoadError(
+                f"weight {name} has shape {tuple(tensor.shape)}, config.json implies {shape}"
+            )
+    model.load_state_dict({k: v for k, v in state.items() if k in expected}, strict=False, assign=True)
+    if model.config.tie_word_embeddings:
+        model.lm_head.weight = model.model.embed_tokens.weight
+    model.rotary = RotaryEmbedding(model.config).to(device)
+
+
+def load_model(
+    path: str | Path,
+    device: str = "auto",
+    dtype: torch.dtype | None = None,
+    *,
+    memory_limit_bytes: int | None = None,
+) -> LoadedModel:
+    """Load the model directory at `path` onto `device` (auto|cpu|cuda) in `dtype` (default per device).
+
+    memory_limit_bytes: memory the weights may use (default: what the device has free); a checkpoint
+    that needs more is refused before anything is loaded.
+    """
+    directory = Path(path).expanduser()
+    if not directory.is_dir():
+        raise ModelLoadError(f"model directory not found: {directory}")
+    config = _read_config(directory)
+    files = weight_files(directory)
+    if not (directory / "tokenizer.json").is_file():
+        raise ModelLoadError(f"missing tokenizer.json in model directory {directory}")
+    try:
+        torch_device = resolve_device(device)
+    except DeviceError as exc:
+        raise ModelLoadError(str(exc)) from exc
+    torch_dtype = dtype or default_dtype(torch_device)
+
+    needed = int(estimate_weight_bytes(files, torch_dtype) * MEMORY_HEADROOM)
+    available = memory_limit_bytes if memory_limit_bytes is not None else available_memory_bytes(torch_device)
+    if needed > available:
+        raise ModelLoadError(
+            f"model {directory.name} does not fit: needs about {needed / 2**20:.1f} MiB in {torch_dtype} "
+            f"on {torch_device}, {available / 2**20:.1f} MiB available"
+        )
+
+    try:
+        eos_ids = (*config.eos_token_ids, *_generation_eos_ids(directory))
+        tokenizer = Tokenizer.from_dir(directory, extra_eos_ids=eos_ids)
+        fim = fim_template_for(tokenizer)
+        chat = ChatTemplate.from_tokenizer(tokenizer)
+    except (OSError, ValueError, ChatTemplateError) as exc:
+        raise ModelLoadError(f"cannot load the tokenizer of {directory}: {exc}") from exc
+    except Exception as exc:  # the tokenizers library raises its own untyped errors on bad JSON
+        raise ModelLoadError(f"cannot load {directory / 'tokenizer.json'}: {exc}") from exc
+
+    architecture = architecture_for(config.model_type)
+    assert architecture is not None  # checked by _read_config
+    with torch.device("meta"):
+        model = architecture(config)
+    _load_weights(model, files, torch_device, torch_dtype)
+    model.eval().requires_grad_(False)
+    return LoadedModel(
+        model=model,
+        config=config,
+        tokenizer=tokenizer,
+        fim=fim,
+        chat=chat,
+        path=directory,
+        device=torch_device,
+        dtype=torch_dtype,
+        name=directory.name,
+    )

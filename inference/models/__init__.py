@@ -1,0 +1,1 @@
+"""Model architectures (one module each) on the shared layers in `inference.layers`."""

@@ -1,0 +1,104 @@
+"""`CausalLM`: the decoder-only transformer shared by the Llama family, over the paged KV pool.
+
+An architecture module subclasses `CausalLM` and says only how it differs (biases, q/k norm); the
+module tree mirrors the Hugging Face checkpoints (`model.embed_tokens`, `model.layers.N.self_attn`,
+`model.layers.N.mlp`, `model.norm`, `lm_head`) so their state dicts load without renaming.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from inference.layers.attention import Attention, AttentionMetadata, KVCache
+from inference.layers.mlp import SwiGLU
+from inference.layers.norm import RMSNorm
+from inference.layers.rotary import RotaryEmbedding
+from inference.models.config import ModelConfig
+
+
+class DecoderLayer(nn.Module):
+    """Pre-norm block: x + attn(norm(x)), then x + mlp(norm(x))."""
+
+    def __init__(
+        self, config: ModelConfig, layer_idx: int, qkv_bias: bool, o_bias: bool, mlp_bias: bool
+    ) -> None:
+        super().__init__()
+        self.self_attn = Attention(config, layer_idx, qkv_bias=qkv_bias, o_bias=o_bias)
+        self.mlp = SwiGLU(config.hidden_size, config.intermediate_size, bias=mlp_bias)
+        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        meta: AttentionMetadata,
+    ) -> torch.Tensor:
+        """hidden (T, hidden_size) -> (T, hidden_size)."""
+        hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
+        return hidden + self.mlp(self.post_attention_layernorm(hidden))
+
+
+class DecoderStack(nn.Module):
+    """Embeddings, layers and final norm: the `model.` prefix of a checkpoint."""
+
+    def __init__(self, config: ModelConfig, qkv_bias: bool, o_bias: bool, mlp_bias: bool) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.layers = nn.ModuleList(
+            DecoderLayer(config, i, qkv_bias, o_bias, mlp_bias) for i in range(config.num_layers)
+        )
+        self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+
+
+class CausalLM(nn.Module):
+    """A decoder-only language model that reads and writes a paged `KVCache`.
+
+    Subclasses set the bias flags through `attention_biases`; everything else is shared.
+    Invariant: `forward` is a pure function of the token ids, their positions and the K/V already
+    stored for positions before them, whatever blocks hold that K/V and however calls are split.
+    """
+
+    model_type = "base"
+
+    def __init__(self, config: ModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        qkv_bias, o_bias = self.attention_biases(config)
+        mlp_bias = self.mlp_bias(config)
+        self.model = DecoderStack(config, qkv_bias, o_bias, mlp_bias)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.rotary = RotaryEmbedding(config)
+        if config.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    @classmethod
+    def attention_biases(cls, config: ModelConfig) -> tuple[bool, bool]:
+        """(bias on q/k/v projections, bias on the output projection)."""
+        return config.attention_bias, config.attention_bias
+
+    @classmethod
+    def mlp_bias(cls, config: ModelConfig) -> bool:
+        """Whether the MLP projections carry biases."""
+        return False
+
+    def forward(
+        self, input_ids: torch.Tensor, positions: torch.Tensor, kv: KVCache, meta: AttentionMetadata
+    ) -> torch.Tensor:
+        """input_ids, positions: (T,) int64. Writes the new K/V into kv at meta.slot_mapping, attends over
+        the sequence's blocks, returns float32 logits (T, vocab_size)."""
+        return self.lm_head(self.hidden_states(input_ids, positions, kv, meta)).float()
+
+    def hidden_states(
+        self, input_ids: torch.Tensor, positions: torch.Tensor, kv: KVCache, meta: AttentionMetadata
+    ) -> torch.Tensor:
+        """Final normed hidden states (T, hidden_size), for callers that need only some logits."""
+        hidden = self.model.embed_tokens(input_ids)  # (T, hidden)
+        cos, sin = self.rotary(positions)  # (T, D) each
+        for layer, k_cache, v_cache in zip(self.model.layers, kv.k, kv.v, strict=True):
+            hidden = layer(hidden, cos, sin, k_cache, v_cache, meta)
+        return self.model.norm(hidden)

@@ -1,0 +1,1 @@
+"""Prompt templates: fill-in-the-middle per model family, and chat templates."""

@@ -1,0 +1,117 @@
+"""`Tokenizer` over a Hugging Face `tokenizer.json`, and an `IncrementalDecoder` for streaming text."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer as HFTokenizer
+
+REPLACEMENT_CHAR = "\ufffd"
+
+
+def _token_text(value: Any) -> str | None:
+    """tokenizer_config.json spells special tokens as a string or as {"content": ...}."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+class Tokenizer:
+    """A `tokenizers.Tokenizer` plus the special-token facts from tokenizer_config.json.
+
+    `encode` never adds BOS unless asked, and recognises special tokens written in the text (FIM
+    prompts are built as text with special tokens in them).
+    """
+
+    def __init__(
+        self, tokenizer: HFTokenizer, config: dict[str, Any] | None = None, extra_eos_ids: Iterable[int] = ()
+    ) -> None:
+        self._tok = tokenizer
+        self.config: dict[str, Any] = dict(config or {})
+        self.special_tokens: frozenset[str] = frozenset(
+            t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special
+        )
+        eos_ids = set(extra_eos_ids)
+        eos_text = _token_text(self.config.get("eos_token"))
+        if eos_text is not None and (eos_id := self.token_id(eos_text)) is not None:
+            eos_ids.add(eos_id)
+        self.eos_token_ids: frozenset[int] = frozenset(eos_ids)
+        self.eos_token: str | None = eos_text
+        self.bos_token: str | None = _token_text(self.config.get("bos_token"))
+        self.bos_token_id: int | None = self.token_id(self.bos_token) if self.bos_token else None
+
+    @classmethod
+    def from_dir(cls, path: str | Path, extra_eos_ids: Iterable[int] = ()) -> Tokenizer:
+        """Load tokenizer.json (required) and tokenizer_config.json (optional) from a model directory."""
+        directory = Path(path)
+        tok = HFTokenizer.from_file(str(directory / "tokenizer.json"))
+        config_path = directory / "tokenizer_config.json"
+        config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+        return cls(tok, config, extra_eos_ids)
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of token ids, added tokens included."""
+        return int(self._tok.get_vocab_size(with_added_tokens=True))
+
+    def encode(self, text: str, add_bos: bool = False) -> list[int]:
+        """Token ids of `text`; special tokens written in the text become their ids."""
+        ids = list(self._tok.encode(text, add_special_tokens=False).ids)
+        if add_bos and self.bos_token_id is not None:
+            ids.insert(0, self.bos_token_id)
+        return ids
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
+        """Text of `ids` (special tokens kept unless asked otherwise)."""
+        return str(self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens))
+
+    def token_id(self, special: str) -> int | None:
+        """Id of a token given by its exact text (e.g. "<|fim_prefix|>"), or None when absent."""
+        token_id = self._tok.token_to_id(special)
+        return None if token_id is None else int(token_id)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """Raw vocabulary string of an id."""
+        return self._tok.id_to_token(token_id)
+
+
+class IncrementalDecoder:
+    """Turns a stream of token ids into text deltas that never split a UTF-8 character.
+
+    Invariant: `read_offset` always sits on a character boundary, and the text of
+    ids[prefix_offset:read_offset] has been emitted; a new delta is the text of
+    ids[prefix_offset:] past that, held back while it ends in an incomplete character (U+FFFD).
+    Decoding a small window instead of everything keeps each push O(1); the concatenated deltas
+    (plus `flush()`) equal `decode(all_ids)`.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, skip_special_tokens: bool = False) -> None:
+        self._tok = tokenizer
+        self._skip = skip_special_tokens
+        self.ids: list[int] = []
+        self._prefix_offset = 0
+        self._read_offset = 0
+
+    def push(self, token_id: int) -> str:
+        """Add one token; return the newly completed text ("" while a character is incomplete)."""
+        self.ids.append(token_id)
+        prefix_text = self._tok.decode(self.ids[self._prefix_offset : self._read_offset], self._skip)
+        new_text = self._tok.decode(self.ids[self._prefix_offset :], self._skip)
+        if new_text.endswith(REPLACEMENT_CHAR) or len(new_text) <= len(prefix_text):
+            return ""
+        self._prefix_offset = self._read_offset
+        self._read_offset = len(self.ids)
+        return new_text[len(prefix_text) :]
+
+    def flush(self) -> str:
+        """Text still held back (an incomplete character decodes as U+FFFD); resets the hold."""
+        if self._read_offset == len(self.ids):
+            return ""
+        prefix_text = self._tok.decode(self.ids[self._prefix_offset : self._read_offset], self._skip)
+        new_text = self._tok.decode(self.ids[self._prefix_offset :], self._skip)
+        self._prefix_offset = self._read_offset
+        self._read_offset = len(self.ids)
+        return new_text[len(prefix_text) :]
