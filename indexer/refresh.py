@@ -1,0 +1,240 @@
+"""Bringing the store up to date with the workspace: a plan of add / update / delete by content hash.
+
+A file whose size and modification time match the store is not even read; one whose bytes hash to the
+stored hash is not parsed again. Writes are batched into transactions of whole files, so a killed
+refresh loses at most its last batch and leaves the store consistent.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer.analysis import FileAnalysis
+from indexer.parse_pool import MIN_FILES_FOR_WORKERS, analyze_in_order
+from indexer.skipping import SkipPolicy, WorkspaceFile, content_skip_reason, path_skip_reason, walk_workspace
+from indexer.store import IndexStore, content_hash
+
+log = logging.getLogger(__name__)
+
+# Commit after this many written files or seconds, whichever comes first.
+_BATCH_FILES = 200
+_BATCH_SECONDS = 0.5
+
+ProgressCallback = Callable[[int, int], None]
+
+
+@dataclass
+class RefreshReport:
+    """What one refresh did."""
+
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    symbols: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+
+    @property
+    def indexed(self) -> int:
+        """Files parsed in this refresh."""
+        return self.added + self.updated
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        """How many files were skipped for each reason."""
+        return dict(Counter(reason for _, reason in self.skipped).most_common())
+
+
+@dataclass(frozen=True)
+class _ParseJob:
+    """A file whose content is new to the store."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    digest: str
+    is_new: bool
+
+
+class _Refresher:
+    """One refresh's state: what the store knew when it started, the write batch, the report."""
+
+    def __init__(
+        self,
+        root: Path,
+        store: IndexStore,
+        policy: SkipPolicy,
+        buffers: Mapping[str, str],
+        paths: list[str] | None = None,
+    ) -> None:
+        self.root = root
+        self.store = store
+        self.policy = policy
+        self.buffers = buffers
+        # A refresh of a few files (every keystroke's buffer update) reads only their states.
+        self.known = store.file_states(paths)
+        self.known_skipped = store.skipped_states(paths)
+        self.report = RefreshReport()
+        self._pending: list[Callable[[], None]] = []
+        self._batch_started = time.monotonic()
+
+    def write(self, action: Callable[[], None]) -> None:
+        """Queues a write; commits the batch when it is large or old enough."""
+        self._pending.append(action)
+        too_old = time.monotonic() - self._batch_started > _BATCH_SECONDS
+        if len(self._pending) >= _BATCH_FILES or too_old:
+            self.commit()
+
+    def commit(self) -> None:
+        """Writes the queued actions in one transaction."""
+        if self._pending:
+            with self.store.transaction():
+                for action in self._pending:
+                    action()
+            self._pending = []
+        self._batch_started = time.monotonic()
+
+    def forget(self, path: str) -> None:
+        """Deletes a file from the store, if it is there."""
+        if path in self.known or path in self.known_skipped:
+            self.write(lambda: self.store.delete_file(path))
+            self.report.deleted += path in self.known
+
+    def check(self, file: WorkspaceFile) -> tuple[_ParseJob, bytes] | None:
+        """Decides what a file needs; returns it with its bytes when it must be parsed."""
+        path, report = file.relative_path, self.report
+        state = self.known.get(path)
+        size, mtime = file.size, file.mtime_ns
+        buffer_text = self.buffers.get(path)
+        if buffer_text is None:
+            if state is not None and (state.size, state.mtime_ns) == (size, mtime):
+                report.unchanged += 1
+                return None
+            skipped = self.known_skipped.get(path)
+            if skipped is not None and skipped[:2] == (size, mtime):
+                report.skipped.append((path, skipped[2]))
+                return None
+            try:
+                data = (self.root / path).read_bytes()
+            except OSError as error:
+                report.skipped.append((path, f"unreadable ({error.strerror})"))
+                return None
+            reason = content_skip_reason(data, self.policy)
+            if reason is not None:
+                report.skipped.append((path, reason))
+                self.write(lambda: self.store.write_skipped(path, size, mtime, reason))
+                return None
+        else:
+            data = buffer_text.encode("utf-8")
+            # A buffer's stat matches no file on disk, so the next refresh without it reads the disk again.
+            size, mtime = -1, -1
+        digest = content_hash(data)
+        if state is not None and state.content_hash == digest:
+            report.unchanged += 1
+            self.write(lambda: self.store.update_stat(path, size, mtime))
+            return None
+        return _ParseJob(path, size, mtime, digest, is_new=state is None), data
+
+    def store_analysis(self, job: _ParseJob, analysis: FileAnalysis | Exception) -> None:
+        """Writes a parsed file, or reports why it could not be parsed."""
+        if isinstance(analysis, Exception):
+            log.error("indexing %s failed: %r", job.path, analysis)
+            self.report.skipped.append((job.path, f"indexing failed ({type(analysis).__name__})"))
+            return
+        self.report.symbols += sum(tag.is_definition for tag in analysis.tags)
+        self.report.chunks += len(analysis.chunks)
+        if job.is_new:
+            self.report.added += 1
+        else:
+            self.report.updated += 1
+        self.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, analysis))
+
+    def parse_and_store(
+        self, files: list[WorkspaceFile], workers: int, progress: ProgressCallback | None
+    ) -> None:
+        """Checks every file, parses those that changed (in worker processes when there are many)."""
+
+        def jobs() -> Iterator[tuple[_ParseJob, str, bytes]]:
+            for done, file in enumerate(files, start=1):
+                needed = self.check(file)
+                if needed is not None:
+                    job, data = needed
+                    yield job, job.path, data
+                if progress is not None:
+                    progress(done, len(files))
+
+        maybe_changed = sum(
+            1
+            for file in files
+            if (state := self.known.get(file.relative_path)) is None or state.mtime_ns != file.mtime_ns
+        )
+        use_workers = workers if maybe_changed >= MIN_FILES_FOR_WORKERS else 1
+        for job, analysis in analyze_in_order(jobs(), use_workers):
+            self.store_analysis(job, analysis)
+
+
+def refresh_workspace(
+    root: Path,
+    store: IndexStore,
+    policy: SkipPolicy,
+    buffers: Mapping[str, str] | None = None,
+    progress: ProgressCallback | None = None,
+    workers: int = 1,
+) -> RefreshReport:
+    """Indexes new and changed files, forgets deleted ones. ``buffers`` (relative path -> unsaved text)
+    take the place of the files on disk; ``workers`` > 1 parses in that many processes."""
+    started = time.perf_counter()
+    buffers = buffers or {}
+    walk = walk_workspace(root, policy)
+    refresher = _Refresher(root, store, policy, buffers)
+    refresher.report.skipped.extend(walk.skipped)
+    present = {file.relative_path for file in walk.files}
+    # Unsaved documents with no file on disk yet are indexed too.
+    files = walk.files + [WorkspaceFile(path, -1, -1) for path in sorted(set(buffers) - present)]
+    refresher.parse_and_store(files, workers, progress)
+    present.update(buffers)
+    for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
+        refresher.forget(path)
+    refresher.commit()
+    refresher.report.seconds = time.perf_counter() - started
+    return refresher.report
+
+
+def refresh_paths(
+    root: Path,
+    store: IndexStore,
+    policy: SkipPolicy,
+    relative_paths: list[str],
+    buffers: Mapping[str, str] | None = None,
+) -> RefreshReport:
+    """Re-indexes a few files (the watcher's and the editor's changes); gone or skipped ones are deleted."""
+    started = time.perf_counter()
+    buffers = buffers or {}
+    refresher = _Refresher(root, store, policy, buffers, relative_paths)
+    files: list[WorkspaceFile] = []
+    for path in relative_paths:
+        reason = path_skip_reason(root, path, policy) if path not in buffers else None
+        if reason is None:
+            files.append(WorkspaceFile(path, *_stat(root / path)))
+            continue
+        refresher.forget(path)
+        if reason != "missing":
+            refresher.report.skipped.append((path, reason))
+    refresher.parse_and_store(files, workers=1, progress=None)
+    refresher.commit()
+    refresher.report.seconds = time.perf_counter() - started
+    return refresher.report
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return -1, -1
+    return stat.st_size, stat.st_mtime_ns

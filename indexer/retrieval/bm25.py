@@ -1,0 +1,42 @@
+"""BM25 over the index's chunks, with the identifiers around the cursor as the query."""
+
+from __future__ import annotations
+
+from indexer.retrieval.base import RetrievalContext, Snippet
+from indexer.store import COMMON_TERM_SHARE
+from indexer.terms import query_terms
+
+
+class Bm25Retriever:
+    """Chunks sharing rare identifiers with the code around the cursor (SQLite FTS5's bm25)."""
+
+    name = "bm25"
+
+    def __init__(self, lines_before: int = 20, lines_after: int = 5, max_terms: int = 12) -> None:
+        self.lines_before = lines_before
+        self.lines_after = lines_after
+        self.max_terms = max_terms
+
+    def retrieve(self, context: RetrievalContext, limit: int) -> list[Snippet]:
+        # Terms nearest the cursor first: the prefix read backwards, then the suffix.
+        prefix_terms = query_terms(context.prefix_window(self.lines_before), self.max_terms)
+        suffix_terms = query_terms(context.suffix_window(self.lines_after), self.max_terms)
+        candidates = list(dict.fromkeys(prefix_terms + suffix_terms))
+        if not candidates or context.should_stop():
+            return []
+        # A term in many chunks costs FTS5 a scoring pass over each of them and ranks almost nothing:
+        # only terms rare enough to discriminate go into the query.
+        common = context.store.common_terms()
+        if common is None:  # not computed yet for this store: ask the index about these terms
+            counts, total = context.store.term_document_counts(candidates)
+            ceiling = max(50, int(total * COMMON_TERM_SHARE))
+            common = frozenset(term for term, count in counts.items() if count > ceiling)
+        terms = [term for term in candidates if term.lower() not in common][: self.max_terms]
+        if not terms:
+            return []
+        # Ask for more than the limit: the cursor's own chunks are among the best matches.
+        snippets = [
+            Snippet(row.path, row.start_line, row.end_line, row.text, (self.name,), score)
+            for row, score in context.store.search_chunks(terms, limit + 8)
+        ]
+        return [snippet for snippet in snippets if not context.in_own_region(snippet)][:limit]

@@ -1,0 +1,339 @@
+"""The SQLite store of one workspace's index: files, definitions, chunks with FTS5, packed references.
+
+Invariants:
+* A ``files`` row is written in the same transaction as its symbols and chunks, so a content hash in
+  ``files`` means the file's records are complete. A process killed at any moment leaves the last
+  committed state (WAL journal); the next refresh completes the rest.
+* ``chunks_fts`` has one row per ``chunks`` row, with the same rowid.
+* A database of another schema version, or one SQLite cannot read, is deleted and rebuilt
+  (``indexer.schema``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexer.analysis import FileAnalysis
+from indexer.records import pack_tags
+from indexer.schema import connect, delete_database, open_database
+from indexer.terms import index_terms
+
+log = logging.getLogger(__name__)
+
+# A term in more than this share of the chunks is too common for BM25 to rank by.
+COMMON_TERM_SHARE = 0.01
+
+
+def content_hash(data: bytes) -> str:
+    """The key that decides whether a file changed."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the store knows of a file without reading its records."""
+
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class DefinitionRow:
+    """A definition found by name, with the file it is in and that file's language."""
+
+    path: str
+    language: str
+    name: str
+    kind: str
+    scope: str
+    line: int
+    column: int
+    node_start_line: int
+    node_end_line: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """A chunk as stored, with its file's path."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    text: str
+
+
+class IndexStore:
+    """One workspace's database. Writes go through one connection, reads through another (WAL lets
+    readers run while a refresh writes); each connection has its own lock, so threads may share a store."""
+
+    def __init__(self, db_path: Path, workspace: Path) -> None:
+        self.db_path = db_path
+        self.workspace = workspace
+        self._write_lock = threading.RLock()
+        self._read_lock = threading.Lock()
+        self._writer = open_database(db_path, workspace)
+        self._reader = self._open_reader()
+        self._common_terms: frozenset[str] | None = None
+
+    def rebuild(self, reason: str) -> None:
+        """Deletes the database and starts an empty one (after SQLite reported it damaged)."""
+        log.warning("rebuilding index %s: %s", self.db_path, reason)
+        self.close()
+        delete_database(self.db_path)
+        self._writer = open_database(self.db_path, self.workspace)
+        self._reader = self._open_reader()
+
+    def _open_reader(self) -> sqlite3.Connection:
+        reader = connect(self.db_path)
+        # Document frequencies of FTS terms, so retrieval can drop terms too common to be worth ranking.
+        reader.execute("CREATE VIRTUAL TABLE temp.chunks_vocab USING fts5vocab(main, chunks_fts, row)")
+        return reader
+
+    def close(self) -> None:
+        """Closes both connections."""
+        with self._write_lock:
+            self._writer.close()
+        with self._read_lock:
+            self._reader.close()
+
+    # -- writing ---------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction: everything inside commits together or not at all."""
+        with self._write_lock:
+            self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._writer.execute("ROLLBACK")
+                raise
+            self._writer.execute("COMMIT")
+
+    def write_file(self, path: str, digest: str, size: int, mtime_ns: int, analysis: FileAnalysis) -> None:
+        """Replaces a file's records. This and the other writers run inside ``transaction()``."""
+        writer = self._writer
+        self._delete_records(path)
+        writer.execute("DELETE FROM skipped WHERE path=?", (path,))
+        references = [tag for tag in analysis.tags if not tag.is_definition]
+        cursor = writer.execute(
+            "INSERT INTO files(path, content_hash, language, size, mtime_ns, indexed_at, references_blob)"
+            " VALUES(?, ?, ?, ?, ?, ?, ?)",
+            (path, digest, analysis.language, size, mtime_ns, time.time(), pack_tags(references)),
+        )
+        file_id = cursor.lastrowid
+        writer.executemany(
+            "INSERT INTO symbols VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    file_id,
+                    tag.name,
+                    tag.kind,
+                    tag.scope,
+                    tag.start_byte,
+                    tag.end_byte,
+                    tag.line,
+                    tag.column,
+                    tag.node_start_line,
+                    tag.node_end_line,
+                )
+                for tag in analysis.tags
+                if tag.is_definition
+            ],
+        )
+        for chunk in analysis.chunks:
+            chunk_id = writer.execute(
+                "INSERT INTO chunks(file_id, start_line, end_line, start_byte, end_byte, kind, name, text)"
+                " VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    file_id,
+                    chunk.start_line,
+                    chunk.end_line,
+                    chunk.start_byte,
+                    chunk.end_byte,
+                    chunk.kind,
+                    chunk.name,
+                    chunk.text,
+                ),
+            ).lastrowid
+            writer.execute(
+                "INSERT INTO chunks_fts(rowid, terms) VALUES(?, ?)", (chunk_id, index_terms(chunk.text))
+            )
+
+    def write_skipped(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
+        """Remembers a file skipped for its content, so an unchanged one is not read again."""
+        self._delete_records(path)
+        self._writer.execute(
+            "INSERT OR REPLACE INTO skipped VALUES(?, ?, ?, ?)", (path, size, mtime_ns, reason)
+        )
+
+    def update_stat(self, path: str, size: int, mtime_ns: int) -> None:
+        """Records a new stat for a file whose content hash did not change."""
+        self._writer.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path))
+
+    def delete_file(self, path: str) -> None:
+        """Forgets a file (its records, or its skipped entry)."""
+        self._delete_records(path)
+        self._writer.execute("DELETE FROM skipped WHERE path=?", (path,))
+
+    def _delete_records(self, path: str) -> None:
+        writer = self._writer
+        row = writer.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
+        if row is None:
+            return
+        file_id = row[0]
+        writer.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id=?)",
+            (file_id,),
+        )
+        writer.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
+        writer.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
+        writer.execute("DELETE FROM files WHERE id=?", (file_id,))
+
+    # -- reading ---------------------------------------------------------------------------------------
+
+    def query(self, sql: str, parameters: tuple[object, ...] = ()) -> list[tuple]:
+        """Rows of a read-only SQL statement, through the reader connection (for tools and benchmarks)."""
+        with self._read_lock:
+            return self._reader.execute(sql, parameters).fetchall()
+
+    def file_states(self, paths: list[str] | None = None) -> dict[str, FileState]:
+        """Indexed files (all, or those of ``paths``) with their hash and stat."""
+        rows = self._rows_for_paths("SELECT path, content_hash, size, mtime_ns FROM files", paths)
+        return {path: FileState(digest, size, mtime) for path, digest, size, mtime in rows}
+
+    def skipped_states(self, paths: list[str] | None = None) -> dict[str, tuple[int, int, str]]:
+        """Files skipped for their content (all, or those of ``paths``): path -> (size, mtime_ns, reason)."""
+        rows = self._rows_for_paths("SELECT path, size, mtime_ns, reason FROM skipped", paths)
+        return {path: (size, mtime, reason) for path, size, mtime, reason in rows}
+
+    def _rows_for_paths(self, sql: str, paths: list[str] | None) -> list[tuple]:
+        if paths is None:
+            return self.query(sql)
+        rows: list[tuple] = []
+        for start in range(0, len(paths), 500):  # SQLite limits the number of parameters
+            batch = paths[start : start + 500]
+            rows += self.query(f"{sql} WHERE path IN ({','.join('?' * len(batch))})", tuple(batch))
+        return rows
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table: files, symbols, chunks, skipped."""
+        return {
+            table: self.query(f"SELECT count(*) FROM {table}")[0][0]
+            for table in ("files", "symbols", "chunks", "skipped")
+        }
+
+    def definitions_named(self, names: list[str], per_name: int = 40) -> list[DefinitionRow]:
+        """Definitions of any of ``names``, at most ``per_name`` of each (top-level ones first)."""
+        if not names:
+            return []
+        marks = ",".join("?" * len(names))
+        rows = self.query(
+            "SELECT path, language, name, kind, scope, line, column, node_start_line, node_end_line FROM ("
+            " SELECT f.path, f.language, s.name, s.kind, s.scope, s.line, s.column, s.node_start_line,"
+            "  s.node_end_line,"
+            "  row_number() OVER (PARTITION BY s.name ORDER BY s.scope != '', f.path, s.line) AS n"
+            f" FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name IN ({marks})"
+            ") WHERE n <= ?",
+            (*names, per_name),
+        )
+        return [DefinitionRow(*row) for row in rows]
+
+    def definitions_in_modules(self, name: str, stems: list[str]) -> list[DefinitionRow]:
+        """Definitions of ``name`` in the files that path stems name (``pkg/mod`` -> ``.../pkg/mod.*``;
+        a folder stem ``pkg/`` -> ``.../pkg/*``, nested files included: callers filter)."""
+        patterns = [
+            pattern
+            for stem in stems
+            if stem
+            for pattern in (
+                (f"{stem}*", f"*/{stem}*") if stem.endswith("/") else (f"{stem}.*", f"*/{stem}.*")
+            )
+        ]
+        if not patterns:
+            return []
+        where = " OR ".join("f.path GLOB ?" for _ in patterns)
+        rows = self.query(
+            "SELECT f.path, f.language, s.name, s.kind, s.scope, s.line, s.column, s.node_start_line,"
+            " s.node_end_line"
+            f" FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ? AND ({where}) LIMIT 20",
+            (name, *patterns),
+        )
+        return [DefinitionRow(*row) for row in rows]
+
+    def chunk_containing(self, path: str, line: int) -> ChunkRow | None:
+        """The smallest chunk of ``path`` that holds ``line``."""
+        rows = self.query(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.text FROM chunks c"
+            " JOIN files f ON f.id = c.file_id WHERE f.path=? AND c.start_line<=? AND c.end_line>=?"
+            " ORDER BY c.end_line - c.start_line LIMIT 1",
+            (path, line, line),
+        )
+        return ChunkRow(*rows[0]) if rows else None
+
+    def common_terms(self) -> frozenset[str] | None:
+        """Terms in more than ``COMMON_TERM_SHARE`` of the chunks, as of the last
+        ``compute_common_terms()``; None before the first."""
+        return self._common_terms
+
+    def compute_common_terms(self) -> None:
+        """Finds the terms too common to rank by (a scan of the FTS vocabulary, a few hundred ms on a
+        large index), through a connection of its own so retrieval is not held up meanwhile."""
+        connection = connect(self.db_path)
+        try:
+            connection.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, chunks_fts, row)")
+            total = connection.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            ceiling = max(50, int(total * COMMON_TERM_SHARE))
+            rows = connection.execute("SELECT term FROM temp.vocab WHERE doc > ?", (ceiling,)).fetchall()
+        finally:
+            connection.close()
+        self._common_terms = frozenset(term for (term,) in rows)
+
+    def term_document_counts(self, terms: list[str]) -> tuple[dict[str, int], int]:
+        """How many chunks hold each term (lower-cased, as the index stores them), and about how many
+        chunks there are in all."""
+        if not terms:
+            return {}, 0
+        lowered = sorted({term.lower() for term in terms})
+        marks = ",".join("?" * len(lowered))
+        rows = self.query(f"SELECT term, doc FROM temp.chunks_vocab WHERE term IN ({marks})", tuple(lowered))
+        total = self.query("SELECT coalesce(max(id), 0) FROM chunks")[0][0]
+        return dict(rows), total
+
+    def search_chunks(self, terms: list[str], limit: int) -> list[tuple[ChunkRow, float]]:
+        """Chunks ranked by BM25 against any of ``terms`` (best first), with FTS5's score negated."""
+        if not terms:
+            return []
+        match = " OR ".join('"' + term.replace('"', "") + '"' for term in terms)
+        # Ranking first and joining after keeps SQLite from computing bm25 again in an outer query.
+        ranked = self.query(
+            "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
+            (match, limit),
+        )
+        if not ranked:
+            return []
+        marks = ",".join("?" * len(ranked))
+        rows = self.query(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.text FROM chunks c"
+            f" JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            tuple(rowid for rowid, _ in ranked),
+        )
+        by_id = {row[0]: ChunkRow(*row) for row in rows}
+        return [(by_id[rowid], -rank) for rowid, rank in ranked if rowid in by_id]
+
+    def file_language(self, path: str) -> str | None:
+        """The stored language of a file, None when it is not indexed."""
+        rows = self.query("SELECT language FROM files WHERE path=?", (path,))
+        return rows[0][0] if rows else None
