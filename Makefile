@@ -7,7 +7,11 @@ TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-.PHONY: install run test lint typecheck pytest proto ext-test clean
+# Debian packages the tests drive for real: Neovim is an LSP client.
+SYSTEM_PACKAGES ?= neovim
+SYSTEM_COMMANDS ?= nvim
+
+.PHONY: install system-deps run test lint typecheck pytest proto ext-test clean
 
 install: $(STAMP)
 
@@ -20,7 +24,16 @@ $(STAMP): pyproject.toml constraints.txt
 run: $(STAMP)
 	$(VENV)/bin/codedraft daemon $(ARGS)
 
-test: $(STAMP) lint typecheck pytest ext-test
+test: $(STAMP) system-deps lint typecheck pytest ext-test
+
+system-deps:
+	@missing=""; set -- $(SYSTEM_COMMANDS); for package in $(SYSTEM_PACKAGES); do \
+		command -v "$$1" >/dev/null 2>&1 || missing="$$missing $$package"; shift; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		else echo "make test: install$$missing (as root: apt-get install$$missing); the tests that need it are skipped"; fi; \
+	fi
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -1,0 +1,80 @@
+"""A real editor as the LSP client: headless Neovim asks codedraft for completions in a Python buffer."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.lsp_harness import CODEDRAFT
+
+LUA = r"""
+local out = vim.env.CODEDRAFT_TEST_OUT
+local function finish(result)
+  vim.fn.writefile({vim.fn.json_encode(result)}, out)
+  vim.cmd("qa!")
+end
+vim.cmd("edit " .. vim.fn.fnameescape(vim.env.CODEDRAFT_TEST_FILE))
+local bufnr = vim.api.nvim_get_current_buf()
+local client_id = vim.lsp.start_client({
+  name = "codedraft",
+  cmd = {vim.env.CODEDRAFT_BIN, "lsp", "--daemon", vim.env.CODEDRAFT_DAEMON},
+  root_dir = vim.env.CODEDRAFT_WORKSPACE,
+})
+vim.lsp.buf_attach_client(bufnr, client_id)
+local client = vim.lsp.get_client_by_id(client_id)
+if not vim.wait(30000, function() return client.initialized end, 50) then
+  finish({error = "not initialized"})
+end
+local params = {
+  textDocument = {uri = vim.uri_from_bufnr(bufnr)},
+  position = {line = 2, character = 4},
+}
+local responses = vim.lsp.buf_request_sync(bufnr, "textDocument/completion", params, 60000)
+local items = {}
+for _, response in pairs(responses or {}) do
+  local result = response.result or {}
+  for _, item in ipairs(result.items or result) do
+    table.insert(items, {label = item.label, newText = item.textEdit and item.textEdit.newText})
+  end
+end
+finish({items = items, capabilities = client.server_capabilities.completionProvider ~= nil})
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvim") is None, reason="neovim is not installed (make test installs it)")
+def test_neovim_gets_a_codedraft_completion_item(tmp_path: Path, scripted_daemon: str) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    source = workspace / "calc.py"
+    source.write_text("def total_of(values):\n    total = sum(values)\n    \n")
+    script = tmp_path / "test.lua"
+    script.write_text(LUA)
+    out = tmp_path / "result.json"
+    env = {
+        **os.environ,
+        "CODEDRAFT_TEST_OUT": str(out),
+        "CODEDRAFT_TEST_FILE": str(source),
+        "CODEDRAFT_BIN": CODEDRAFT,
+        "CODEDRAFT_DAEMON": scripted_daemon,
+        "CODEDRAFT_WORKSPACE": str(workspace),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    subprocess.run(
+        ["nvim", "--headless", "--clean", "-c", f"luafile {script}"],
+        env=env,
+        timeout=120,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+    result = json.loads(out.read_text())
+    assert result.get("capabilities") is True, result
+    assert result["items"] == [{"label": "return total", "newText": "return total"}]
