@@ -54,18 +54,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def split_at(text: str, position: FilePosition) -> tuple[str, str]:
-    """The text before and after LINE:COL (both from 1; COL counts characters; no COL: end of line)."""
-    lines = text.splitlines(keepends=True)
-    if position.line > max(len(lines), 1):
-        raise CommandError(f"{position.path} has {len(lines)} lines; line {position.line} does not exist")
-    line = lines[position.line - 1] if lines else ""
-    content = line.rstrip("\r\n")
+    """The text before and after LINE:COL (both from 1; COL counts characters; no COL: end of line).
+
+    Lines end at "\n" only, as editors count them (a form feed inside a line does not start one).
+    """
+    lines = text.split("\n")
+    if position.line > len(lines):
+        shown = len(lines) - 1 if text.endswith("\n") else len(lines)
+        raise CommandError(f"{position.path} has {shown} lines; line {position.line} does not exist")
+    content = lines[position.line - 1].removesuffix("\r")
     column = len(content) + 1 if position.column is None else position.column
     if column > len(content) + 1:
         raise CommandError(
             f"{position.path}:{position.line} has {len(content)} characters; column {column} is past its end"
         )
-    offset = sum(len(previous) for previous in lines[: position.line - 1]) + column - 1
+    offset = sum(len(line) + 1 for line in lines[: position.line - 1]) + column - 1
     return text[:offset], text[offset:]
 
 
