@@ -17,8 +17,8 @@ def scripted_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     "value = compute(items)"."""
     root = tmp_path_factory.mktemp("scripted")
     model = make_scripted_checkpoint(root / "model")
-    with running_daemon(model, root / "run" / "d.sock", root / "daemon.log") as address:
-        yield address
+    with running_daemon(model, root / "run" / "d.sock", root / "daemon.log") as daemon:
+        yield daemon.address
 
 
 @pytest.fixture(scope="session")

@@ -9,16 +9,25 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from inference.client import InferenceClient
 from tests.e2e.lsp_harness import CODEDRAFT
 
 
+@dataclass(frozen=True)
+class DaemonHandle:
+    """A running daemon: its address and its process."""
+
+    address: str
+    process: subprocess.Popen[bytes]
+
+
 @contextlib.contextmanager
-def running_daemon(model: Path, socket: Path, log: Path) -> Iterator[str]:
+def running_daemon(model: Path, socket: Path, log: Path) -> Iterator[DaemonHandle]:
     """Starts ``codedraft daemon --model MODEL --no-draft`` on ``socket``, waits until it serves, and
-    stops it with SIGTERM at the end. Yields its address."""
+    stops it with SIGTERM at the end."""
     address = f"unix:{socket}"
     socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with open(log, "ab") as log_file:
@@ -44,7 +53,7 @@ def running_daemon(model: Path, socket: Path, log: Path) -> Iterator[str]:
         # in a thread of its own: the caller may be inside a running event loop
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             pool.submit(asyncio.run, _wait_ready(address, process)).result()
-        yield address
+        yield DaemonHandle(address, process)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
@@ -75,3 +84,13 @@ async def daemon_stats(address: str) -> dict[str, float]:
     return {
         key: float(value) for key, value in MessageToDict(stats, preserving_proto_field_name=True).items()
     }
+
+
+async def wait_until_active(address: str) -> None:
+    """Waits until the daemon reports a running request (30 s at most)."""
+    async with InferenceClient(address) as client:
+        for _ in range(3000):
+            if (await client.stats(timeout=5.0)).requests_active >= 1:
+                return
+            await asyncio.sleep(0.01)
+    raise AssertionError("no request reached the daemon")
