@@ -7,9 +7,9 @@ TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 ARGS ?=
 
-# Debian packages the tests drive for real: Neovim is an LSP client.
-SYSTEM_PACKAGES ?= neovim
-SYSTEM_COMMANDS ?= nvim
+# Debian packages the tests drive for real: Neovim is an LSP client, bubblewrap the agent's sandbox.
+SYSTEM_PACKAGES ?= neovim bubblewrap
+SYSTEM_COMMANDS ?= nvim bwrap
 
 .PHONY: install system-deps run test lint typecheck pytest proto ext-test clean
 

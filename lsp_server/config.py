@@ -81,7 +81,7 @@ class IndexSettings:
     max_file_kb: int = 512
     """Files larger than this are skipped."""
     exclude: list[str] = field(default_factory=list)
-    """Extra gitignore-style patterns to skip."""
+    """Extra directory names to skip everywhere in the workspace (``.gitignore`` is always honoured)."""
 
 
 @dataclass(frozen=True)

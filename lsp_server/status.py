@@ -1,7 +1,8 @@
 """What the backend is doing, sent to the editor as ``codedraft/status`` notifications.
 
 Params: ``{state, message, model?, device?, index?: {done, total}, lastCompletion?: {latencyMs,
-promptTokens, reusedTokens, daemonMs}, suppressed?}`` with state one of loading, indexing, ready, degraded, error.
+promptTokens, reusedTokens, daemonMs}, suppressed?}`` with state one of loading, indexing, ready,
+degraded, error.
 A notification goes out only when something a user would see changed, so typing does not flood the
 editor; a degraded daemon is also shown once as a message, not on every keystroke.
 """

@@ -75,11 +75,18 @@ async def _pull_configuration(ls: CodedraftServer) -> None:
 
 
 async def start_index(ls: CodedraftServer, root: Path) -> None:
+    from indexer.skipping import SkipPolicy
     from indexer.workspace import WorkspaceIndex
 
+    settings = ls.settings.index
+    defaults = SkipPolicy()
+    policy = SkipPolicy(
+        max_file_bytes=settings.max_file_kb * 1024,
+        excluded_directories=defaults.excluded_directories | frozenset(settings.exclude),
+    )
     ls.status.update(indexing=True, index_message=f"indexing {root.name}")
     try:
-        index = await asyncio.to_thread(WorkspaceIndex, root)
+        index = await asyncio.to_thread(WorkspaceIndex, root, None, policy)
         report = await asyncio.to_thread(index.refresh, ls.status.index_progress)
         index.start_watching()
     except Exception as error:  # retrieval is optional: completions go on without it
