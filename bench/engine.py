@@ -1,0 +1,315 @@
+"""Engine benchmarks, measured side by side in one run (`codedraft bench engine`).
+
+1. Typing session: a source file of this repository is typed in bursts; after each burst a FIM
+   completion is requested at the end of the text, on an engine with the prefix cache and on one
+   without. Reported: prompt tokens computed per request and time to first token (median, p95).
+2. Refactor: "rename a symbol" in a ~60-line function of this repository, which makes the output copy
+   most of the prompt: prompt lookup versus plain decoding (tokens/s, acceptance, identical output).
+3. Completions with the draft model versus plain decoding (tokens/s, acceptance, identical output).
+
+Uses `models/codedraft-base` and `models/codedraft-draft` when they exist, else tiny random
+checkpoints (the output says which). Requests run one at a time, the two variants alternating, so
+both see the same machine noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import keyword
+import re
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from inference.config import EngineConfig, SamplingParams, SpecMode
+from inference.defaults import REPO_ROOT, default_draft_model_dir, default_model_dir
+from inference.engine.engine import LLMEngine
+from inference.engine.sequence import Request, RequestMetrics
+from inference.loading import LoadedModel, ModelLoadError, load_model
+
+
+@dataclass
+class Run:
+    """One finished request: its tokens, figures and wall time."""
+
+    tokens: list[int]
+    metrics: RequestMetrics
+    seconds: float
+
+
+def run_one(engine: LLMEngine, request: Request) -> Run:
+    """Run one request to the end on an otherwise idle engine."""
+    started = time.perf_counter()
+    engine.add_request(request)
+    tokens: list[int] = []
+    metrics = None
+    while engine.has_work():
+        for out in engine.step():
+            tokens += out.token_ids
+            metrics = out.metrics
+    assert metrics is not None
+    return Run(tokens, metrics, time.perf_counter() - started)
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _row(label: str, left: float, right: float, ratio: float, unit: str = "") -> str:
+    return f"  {label:<30}{left:>12.1f}{unit:<3}{right:>12.1f}{unit:<3}{ratio:>9.1f}x"
+
+
+def _gain(before: list[float], after: list[float], q: float, label: str, unit: str = "") -> str:
+    """Row of quantile q, cache off vs on, with how many times smaller the second is."""
+    a, b = _p(before, q), _p(after, q)
+    return _row(label, a, b, a / b if b else float("inf"), unit)
+
+
+def typing_prompts(loaded: LoadedModel, source: Path, burst_chars: int, budget: int, limit: int) -> list[str]:
+    """FIM prompts after each of `limit` consecutive bursts of typing, cursor at the end of the text.
+
+    The first third of `source` is already written; typing continues from there. The prefix window
+    starts at a line boundary that jumps forward by half the budget when the prompt would exceed
+    it, as a cache-stable prompt builder does (a window sliding by every line would defeat any
+    prefix cache).
+    """
+    text = source.read_text(encoding="utf-8")
+    lines = list(re.finditer(r".*\n", text))
+    cuts: list[int] = []
+    for line in lines[len(lines) // 3 :]:
+        start, end = line.span()
+        cuts += [*range(start + burst_chars, end, burst_chars), end]
+    prompts, window_start = [], 0
+    rel_path = str(source.relative_to(REPO_ROOT)) if source.is_relative_to(REPO_ROOT) else source.name
+    for cut in cuts[:limit]:
+        while True:
+            prompt = loaded.fim.build(text[window_start:cut], "", path=rel_path)
+            if len(loaded.tokenizer.encode(prompt)) <= budget:
+                break
+            window = text[window_start:cut].splitlines(keepends=True)
+            window_start += sum(len(line) for line in window[: max(1, len(window) // 2)])
+        prompts.append(prompt)
+    return prompts
+
+
+def bench_typing(loaded: LoadedModel, args: argparse.Namespace, budget: int) -> None:
+    """Part 1: the typing session, prefix cache on versus off."""
+    prompts = typing_prompts(loaded, args.file, args.burst_chars, budget, args.requests)
+    engines = {cache: make_engine(loaded, None, args, enable_prefix_cache=cache) for cache in (False, True)}
+    for engine in engines.values():
+        run_one(engine, _completion("warmup", loaded, prompts[0], args.completion_tokens, SpecMode.OFF))
+    computed: dict[bool, list[float]] = {False: [], True: []}
+    ttft: dict[bool, list[float]] = {False: [], True: []}
+    identical = 0
+    for i, prompt in enumerate(prompts):
+        order = (False, True) if i % 2 else (True, False)
+        outputs = {}
+        for cache in order:
+            run = run_one(
+                engines[cache], _completion(f"t{i}", loaded, prompt, args.completion_tokens, SpecMode.OFF)
+            )
+            computed[cache].append(run.metrics.computed_tokens)
+            ttft[cache].append(1000 * (run.metrics.time_to_first_token or 0.0))
+            outputs[cache] = run.tokens
+        identical += outputs[False] == outputs[True]
+    for engine in engines.values():
+        engine.check_invariants()
+    prompt_lengths = [len(loaded.tokenizer.encode(p)) for p in prompts]
+    print(
+        f"\n1. typing session: {args.file.name}, {len(prompts)} completions, prompts "
+        f"{min(prompt_lengths)}-{max(prompt_lengths)} tokens, "
+        f"outputs identical with and without cache: {identical}/{len(prompts)}"
+    )
+    print(f"  {'':<30}{'cache off':>15}{'cache on':>15}{'ratio':>10}")
+    print(_gain(computed[False], computed[True], 0.5, "tokens computed, median"))
+    print(_gain(computed[False], computed[True], 0.95, "tokens computed, p95"))
+    print(_gain(ttft[False], ttft[True], 0.5, "time to first token, median", "ms"))
+    print(_gain(ttft[False], ttft[True], 0.95, "time to first token, p95", "ms"))
+
+
+def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> tuple[str, int, int] | None:
+    """A prompt whose natural continuation is a function of this repository with one symbol renamed:
+    the original, then a comment announcing the rename and the renamed first line. Works with base
+    models (no instruction following needed); the continuation copies the original almost token for
+    token, which is what prompt lookup is for.
+
+    Picks the function closest to 60 lines whose prompt and continuation fit in `max_tokens`.
+    Returns (prompt, expected continuation tokens, function lines), or None when nothing fits.
+    """
+    candidates: list[tuple[int, str, int]] = []
+    packages = [REPO_ROOT / name for name in ("inference", "indexer", "lsp_server")]
+    paths = sorted(p for package in packages for p in package.rglob("*.py") if "api" not in p.parts)
+    for path in paths:
+        source = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # a file being edited
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno:
+                lines = node.end_lineno - node.lineno + 1
+                code = textwrap.dedent(ast.get_source_segment(source, node, padded=True) or "")
+                candidates.append((abs(lines - 60), code, lines))
+    for _, code, lines in sorted(candidates, key=lambda c: c[0]):
+        names = collections.Counter(re.findall(r"\b[a-z_][a-z0-9_]{3,}\b", code))
+        old = next(n for n, _ in names.most_common() if n != "self" and not keyword.iskeyword(n))
+        renamed = re.sub(rf"\b{old}\b", f"{old}_renamed", code)
+        first_line, _, _ = renamed.partition("\n")
+        prompt = f"{code}\n\n# The same function with `{old}` renamed to `{old}_renamed`:\n{first_line}\n"
+        expected = len(loaded.tokenizer.encode(renamed))
+        if len(loaded.tokenizer.encode(prompt)) + expected + 16 <= max_tokens:
+            return prompt, expected, lines
+    return None
+
+
+def bench_speculation(title: str, engine: LLMEngine, requests: list[Request], modes: list[SpecMode]) -> None:
+    """Each request once per mode (plain first in the table), rotating the order between requests."""
+    all_modes = [SpecMode.OFF, *modes]
+    seconds = dict.fromkeys(all_modes, 0.0)
+    tokens = dict.fromkeys(all_modes, 0)
+    proposed, accepted, passes = dict.fromkeys(modes, 0), dict.fromkeys(modes, 0), dict.fromkeys(modes, 0)
+    identical = True
+    for i, base in enumerate(requests):
+        # The prompt's KV is cached first, so every mode pays the same (small) prefill.
+        run_one(
+            engine, replace(base, request_id=f"{base.request_id}-warm", sampling=SamplingParams(max_tokens=1))
+        )
+        order = all_modes[i % len(all_modes) :] + all_modes[: i % len(all_modes)]
+        outputs = {}
+        for m in order:
+            run = run_one(engine, replace(base, request_id=f"{base.request_id}-{m}", spec_mode=m))
+            seconds[m] += run.seconds
+            tokens[m] += len(run.tokens)
+            outputs[m] = run.tokens
+            if m in proposed:
+                proposed[m] += run.metrics.spec_proposed
+                accepted[m] += run.metrics.spec_accepted
+                passes[m] += run.metrics.target_forward_passes
+        identical &= all(out == outputs[SpecMode.OFF] for out in outputs.values())
+    engine.check_invariants()
+    plain_rate = tokens[SpecMode.OFF] / seconds[SpecMode.OFF]
+    print(
+        f"\n{title}: {len(requests)} requests, {tokens[SpecMode.OFF]} tokens each way, "
+        f"outputs identical: {identical}"
+    )
+    print(f"  {'tokens/s':<30}{'plain':>15}{'speculative':>15}{'ratio':>10}")
+    for m in modes:
+        rate = tokens[m] / seconds[m]
+        acceptance = accepted[m] / proposed[m] if proposed[m] else 0.0
+        print(_row(f"mode {m.value}", plain_rate, rate, rate / plain_rate))
+        print(
+            f"    acceptance {accepted[m]}/{proposed[m]} = {acceptance:.2f}, "
+            f"{passes[m]} target passes for {tokens[m]} tokens"
+        )
+
+
+def _completion(
+    request_id: str, loaded: LoadedModel, prompt: str, max_tokens: int, mode: SpecMode
+) -> Request:
+    stops = tuple(loaded.fim.stop_token_ids)
+    return Request(
+        request_id,
+        prompt_token_ids=loaded.tokenizer.encode(prompt),
+        spec_mode=mode,
+        sampling=SamplingParams(max_tokens=max_tokens, stop_token_ids=stops, ignore_eos=True),
+    )
+
+
+def make_engine(
+    loaded: LoadedModel, draft: LoadedModel | None, args: argparse.Namespace, **kw: object
+) -> LLMEngine:
+    """An engine for the benchmark, with config fields overridden by `kw`."""
+    config = EngineConfig(
+        block_size=args.block_size, kv_cache_mb=args.kv_cache_mb, max_step_tokens=4096, prefill_chunk=4096
+    )
+    for key, value in kw.items():
+        setattr(config, key, value)
+    return LLMEngine.from_loaded(loaded, config, draft)
+
+
+def load_pair(args: argparse.Namespace) -> tuple[LoadedModel, LoadedModel, str]:
+    """The target and draft models (or tiny random ones) and a line saying which."""
+    if args.model.is_dir() and args.draft.is_dir():
+        note = f"{args.model} + draft {args.draft}"
+        return load_model(args.model, args.device), load_model(args.draft, args.device), note
+    try:
+        from tests.fixtures.tiny_models import make_tiny_checkpoint  # needs a checkout and transformers
+    except ImportError as exc:
+        raise SystemExit(f"no model at {args.model} and no tiny test checkpoint available: {exc}") from None
+
+    note = "TINY RANDOM checkpoints (models/codedraft-base not found): output is noise, ratios are mechanical"
+    with tempfile.TemporaryDirectory(prefix="codedraft-bench-") as tmp:  # weights are in memory once loaded
+        root = Path(tmp)
+        for name, seed in (("target", 0), ("draft", 1)):
+            make_tiny_checkpoint(root / name, "llama", seed=seed, max_position_embeddings=4096)
+        return load_model(root / "target", args.device), load_model(root / "draft", args.device), note
+
+
+def main(argv: list[str]) -> int:
+    """Run the benchmarks named by argv (see --help); returns the exit code."""
+    parser = argparse.ArgumentParser(prog="codedraft bench engine", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=default_model_dir(), help="target model directory")
+    parser.add_argument("--draft", type=Path, default=default_draft_model_dir(), help="draft model directory")
+    parser.add_argument("--device", default="cpu", help="auto|cpu|cuda")
+    parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    typed = REPO_ROOT / "inference" / "engine" / "engine.py"
+    parser.add_argument("--file", type=Path, default=typed, help="source file typed in the typing session")
+    parser.add_argument("--requests", type=int, default=120, help="completions in the typing session")
+    parser.add_argument("--burst-chars", type=int, default=24, help="characters typed per burst")
+    parser.add_argument("--completion-tokens", type=int, default=16, help="max tokens per completion")
+    parser.add_argument("--block-size", type=int, default=16, help="KV block size in tokens")
+    parser.add_argument("--kv-cache-mb", type=float, default=256.0, help="KV pool size")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,refactor,draft")
+    args = parser.parse_args(argv)
+    if not args.file.is_file():
+        parser.error(f"--file {args.file}: no such file")
+    if args.requests < 1 or args.burst_chars < 1 or args.completion_tokens < 1:
+        parser.error("--requests, --burst-chars and --completion-tokens must be at least 1")
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    skip = set(filter(None, args.skip.split(",")))
+    try:
+        target, draft, note = load_pair(args)
+    except ModelLoadError as exc:
+        parser.error(str(exc))
+    budget = min(target.config.max_position_embeddings - 64, 2048)
+    print(f"model: {note}")
+    print(
+        f"device {target.device}, {target.dtype}, torch threads {torch.get_num_threads()}, "
+        f"block size {args.block_size}, prompt budget {budget} tokens"
+    )
+    if "typing" not in skip:
+        bench_typing(target, args, budget)
+    refactor = refactor_prompt(target, target.config.max_position_embeddings)
+    if "refactor" not in skip and refactor is None:
+        print("\n2. refactor: skipped, no function of this repository fits the model's context twice")
+    elif "refactor" not in skip and refactor is not None:
+        prompt, expected, lines = refactor
+        request = Request(
+            "refactor",
+            prompt_token_ids=target.tokenizer.encode(prompt),
+            sampling=SamplingParams(max_tokens=expected + 16, ignore_eos=False),
+        )
+        engine = make_engine(target, None, args)
+        modes = [SpecMode.NGRAM, SpecMode.AUTO]
+        title = f"2. refactor (rename a symbol in a {lines}-line function)"
+        bench_speculation(title, engine, [request] * 3, modes)
+    if "draft" not in skip:
+        prompts = typing_prompts(target, args.file, 200, budget, 40)[::5]
+        requests = [_completion(f"d{i}", target, p, 40, SpecMode.OFF) for i, p in enumerate(prompts)]
+        engine = make_engine(target, draft, args)
+        bench_speculation("3. completions, draft model", engine, requests, [SpecMode.DRAFT, SpecMode.AUTO])
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,127 @@
+"""Engine and sampling settings.
+
+These are plain dataclasses with no torch import, so the daemon's argument parsing and the gRPC
+layer can build and validate them cheaply. `validate()` raises `ValueError` with one line naming the
+bad field; the daemon maps that to INVALID_ARGUMENT.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class SpecMode(enum.StrEnum):
+    """Which proposer a request may use for speculative decoding."""
+
+    AUTO = "auto"  # prompt lookup, else the draft model if loaded; switches itself off when it does not pay
+    OFF = "off"
+    NGRAM = "ngram"  # prompt lookup only
+    DRAFT = "draft"  # draft model only (falls back to plain decoding when none is loaded)
+
+
+class RequestKind(enum.StrEnum):
+    """Completion requests (ghost text) outrank generation requests (refactors, fixes)."""
+
+    COMPLETION = "completion"
+    GENERATION = "generation"
+
+
+@dataclass(slots=True)
+class SamplingParams:
+    """How to pick tokens and when to stop.
+
+    temperature 0 means greedy. `seed` makes sampling reproducible per request (speculative or not,
+    a seeded request draws from its own generator). `stop` strings end the output before the string;
+    `stop_token_ids` end it without emitting that token (FIM templates pass their end tokens here).
+    """
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+    max_tokens: int = 128
+    stop: tuple[str, ...] = ()
+    stop_token_ids: tuple[int, ...] = ()
+    ignore_eos: bool = False
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        if not self.temperature >= 0.0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+        if any(not s for s in self.stop):
+            raise ValueError("stop strings must not be empty")
+
+    @property
+    def greedy(self) -> bool:
+        """Temperature 0: always the most likely token."""
+        return self.temperature == 0.0
+
+
+@dataclass(slots=True)
+class SpeculationConfig:
+    """Speculative decoding settings shared by all requests.
+
+    k starts at `k_init` and moves within [k_min, k_max] with the running acceptance rate. In mode
+    `auto`, speculation is paused for a request when its measured time per emitted token is worse than
+    plain decoding's, and probed again every `probe_interval` steps.
+    """
+
+    k_init: int = 4
+    k_min: int = 1
+    k_max: int = 8
+    ngram_max: int = 4
+    ngram_min: int = 2
+    probe_interval: int = 16
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        if not 1 <= self.k_min <= self.k_init <= self.k_max:
+            raise ValueError(
+                f"need 1 <= k_min <= k_init <= k_max, got {self.k_min}, {self.k_init}, {self.k_max}"
+            )
+        if not 1 <= self.ngram_min <= self.ngram_max:
+            raise ValueError(f"need 1 <= ngram_min <= ngram_max, got {self.ngram_min}, {self.ngram_max}")
+        if self.probe_interval < 1:
+            raise ValueError(f"probe_interval must be >= 1, got {self.probe_interval}")
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    """Settings of one engine (one target model, optionally one draft model).
+
+    `kv_cache_mb` sizes the target's preallocated KV pool (`num_kv_blocks` overrides it, for tests);
+    the draft model gets `draft_kv_cache_mb`. A step computes at most `max_step_tokens` prompt tokens
+    across requests (completions first), and one prompt at most `prefill_chunk` tokens per step, so a
+    long prompt cannot stall the others.
+    """
+
+    block_size: int = 16
+    kv_cache_mb: float = 256.0
+    num_kv_blocks: int | None = None
+    draft_kv_cache_mb: float = 64.0
+    draft_num_kv_blocks: int | None = None
+    enable_prefix_cache: bool = True
+    max_running: int = 16
+    max_waiting: int = 64
+    max_step_tokens: int = 2048
+    prefill_chunk: int = 1024
+    supersede_completions: bool = True
+    speculation: SpeculationConfig = field(default_factory=SpeculationConfig)
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        if self.block_size < 1:
+            raise ValueError(f"block_size must be >= 1, got {self.block_size}")
+        if self.num_kv_blocks is None and not self.kv_cache_mb > 0:
+            raise ValueError(f"kv_cache_mb must be > 0, got {self.kv_cache_mb}")
+        if self.num_kv_blocks is not None and self.num_kv_blocks < 1:
+            raise ValueError(f"num_kv_blocks must be >= 1, got {self.num_kv_blocks}")
+        if self.max_running < 1 or self.max_waiting < 0:
+            raise ValueError("max_running must be >= 1 and max_waiting >= 0")
+        if self.prefill_chunk < 1 or self.max_step_tokens < self.prefill_chunk:
+            raise ValueError("need 1 <= prefill_chunk <= max_step_tokens")
+        self.speculation.validate()

@@ -1,0 +1,108 @@
+"""asyncio face of the engine, for the grpc.aio daemon.
+
+`AsyncEngine(engine)` runs `engine.step()` in one background thread while there is work and sleeps
+otherwise. `generate(request)` is an async iterator of `RequestOutput`s (text deltas, then a final
+output with figures and finish reason). Leaving the iteration early (the client cancelled, the
+consumer broke out of the loop, the task was cancelled) aborts the request, which stops within one
+step and releases its KV blocks. `abort(request_id)` may be called from any thread.
+
+    engine = AsyncEngine(LLMEngine.from_models(...))
+    async for out in engine.generate(Request("r1", prompt="def f(")):
+        send(out.delta)
+    await engine.close()
+
+Errors found when the request is added (`InvalidRequestError`, `ResourceExhaustedError`) are raised
+by the first `__anext__`; errors while running arrive as a final output with `error` set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncGenerator
+
+from inference.engine.engine import LLMEngine
+from inference.engine.errors import EngineError
+from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
+
+log = logging.getLogger(__name__)
+
+
+class AsyncEngine:
+    """Drives an `LLMEngine` from a background thread and fans its outputs out to asyncio queues."""
+
+    def __init__(self, engine: LLMEngine) -> None:
+        self.engine = engine
+        self._queues: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue[RequestOutput]]] = {}
+        self._queues_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="codedraft-engine", daemon=True)
+        self._thread.start()
+
+    async def generate(self, request: Request) -> AsyncGenerator[RequestOutput, None]:
+        """Stream a request's outputs; the last one has `finished` set."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[RequestOutput] = asyncio.Queue()
+        with self._queues_lock:
+            self._queues[request.request_id] = (loop, queue)
+        finished = False
+        try:
+            self.engine.add_request(request)
+            self._wake.set()
+            while not finished:
+                out = await queue.get()
+                finished = out.finished
+                yield out
+        finally:
+            if not finished:
+                self.abort(request.request_id)
+            with self._queues_lock:
+                if self._queues.get(request.request_id, (None, None))[1] is queue:
+                    del self._queues[request.request_id]
+
+    def abort(self, request_id: str) -> None:
+        """Stop a request within one step (thread-safe; unknown ids are ignored)."""
+        self.engine.abort(request_id)
+        self._wake.set()
+
+    async def close(self) -> None:
+        """Stop the background thread; streams still open end with an `error` output."""
+        self._stopping = True
+        self._wake.set()
+        await asyncio.to_thread(self._thread.join)
+        with self._queues_lock:
+            open_streams = list(self._queues.items())
+        for request_id, (loop, queue) in open_streams:
+            out = RequestOutput(
+                request_id,
+                "",
+                [],
+                True,
+                RequestMetrics(),
+                FinishReason.ERROR,
+                EngineError("engine shut down"),
+            )
+            loop.call_soon_threadsafe(queue.put_nowait, out)
+
+    def _run(self) -> None:
+        while not self._stopping:
+            if not self.engine.has_work():
+                self._wake.wait(timeout=1.0)
+                self._wake.clear()
+                continue
+            try:
+                outputs = self.engine.step()
+            except Exception:  # the step loop must survive anything a single step throws
+                log.exception("engine step failed")
+                continue
+            for out in outputs:
+                with self._queues_lock:
+                    target = self._queues.get(out.request_id)
+                if target is not None:
+                    loop, queue = target
+                    try:
+                        loop.call_soon_threadsafe(queue.put_nowait, out)
+                    except RuntimeError:  # the consumer's loop is closed: nobody is listening
+                        pass

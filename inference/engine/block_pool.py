@@ -1,0 +1,167 @@
+"""The pool of fixed-size KV blocks: reference counts, the prefix-hash index and the LRU free queue.
+
+Plain Python, no torch: the block ids index the preallocated tensors that `ModelRunner` owns.
+
+Invariants (checked by `BlockPool.check_invariants`):
+* a block is in the free queue exactly when its reference count is 0;
+* a block with a hash is the index entry for that hash, and every index entry points at such a block;
+* the free queue orders blocks by eviction priority: blocks without a hash (nothing worth keeping)
+  first, then cached blocks from least to most recently released.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
+
+from inference.engine.errors import ResourceExhaustedError
+
+# A block's identity in the prefix cache: a digest of its parent's hash and its own token ids, so equal
+# hashes mean equal whole prefixes (not just equal blocks). 16 bytes of BLAKE2b make collisions
+# negligible at any cache size.
+BlockHash = bytes
+
+ROOT_HASH: BlockHash = b""
+
+
+def hash_block(parent: BlockHash, token_ids: Sequence[int]) -> BlockHash:
+    """The chained hash of a full block whose predecessor hashed to `parent` (ROOT_HASH for the first)."""
+    digest = hashlib.blake2b(parent, digest_size=16)
+    digest.update(array("q", token_ids).tobytes())
+    return digest.digest()
+
+
+def hash_prefix_blocks(
+    token_ids: Sequence[int], block_size: int, parent: BlockHash = ROOT_HASH
+) -> list[BlockHash]:
+    """Chained hashes of every full block of `token_ids`, in order."""
+    hashes: list[BlockHash] = []
+    for start in range(0, len(token_ids) - block_size + 1, block_size):
+        parent = hash_block(parent, token_ids[start : start + block_size])
+        hashes.append(parent)
+    return hashes
+
+
+class KVBlock:
+    """Bookkeeping for one physical block."""
+
+    __slots__ = ("block_hash", "block_id", "ref_count")
+
+    def __init__(self, block_id: int) -> None:
+        self.block_id = block_id
+        self.ref_count = 0
+        self.block_hash: BlockHash | None = None
+
+
+class BlockPool:
+    """Allocates, shares, caches and evicts `num_blocks` blocks.
+
+    `allocate` takes blocks from the front of the free queue, evicting their cached contents;
+    `acquire` takes extra references to cached blocks (a prefix hit); `release` drops references and
+    queues blocks whose count reaches 0 for reuse, most recently used last.
+    """
+
+    def __init__(self, num_blocks: int, enable_caching: bool = True) -> None:
+        if num_blocks < 1:
+            raise ValueError(f"num_blocks must be >= 1, got {num_blocks}")
+        self.num_blocks = num_blocks
+        self.enable_caching = enable_caching
+        self.blocks = [KVBlock(i) for i in range(num_blocks)]
+        self._free: OrderedDict[int, None] = OrderedDict((i, None) for i in range(num_blocks))
+        self._index: dict[BlockHash, int] = {}
+        self.evictions = 0
+
+    @property
+    def num_free(self) -> int:
+        """Blocks that can be allocated now (cached ones included: they are evicted on demand)."""
+        return len(self._free)
+
+    @property
+    def num_cached(self) -> int:
+        """Blocks indexed by prefix hash, referenced or not."""
+        return len(self._index)
+
+    @property
+    def num_cached_idle(self) -> int:
+        """Cached blocks no sequence holds (O(free blocks): for statistics, not for the hot path)."""
+        return sum(1 for block_id in self._free if self.blocks[block_id].block_hash is not None)
+
+    def lookup(self, block_hash: BlockHash) -> int | None:
+        """The block holding the prefix that hashes to `block_hash`, if cached."""
+        return self._index.get(block_hash) if self.enable_caching else None
+
+    def allocate(self, n: int) -> list[int]:
+        """Take `n` blocks with reference count 1, evicting the least valuable cached blocks."""
+        if n > len(self._free):
+            raise ResourceExhaustedError(
+                f"KV cache full: need {n} free blocks, {len(self._free)} of {self.num_blocks} available"
+            )
+        taken: list[int] = []
+        for _ in range(n):
+            block_id, _ = self._free.popitem(last=False)
+            block = self.blocks[block_id]
+            if block.block_hash is not None:
+                del self._index[block.block_hash]
+                block.block_hash = None
+                self.evictions += 1
+            block.ref_count = 1
+            taken.append(block_id)
+        return taken
+
+    def acquire(self, block_ids: Iterable[int]) -> None:
+        """Add one reference to each block (blocks found by `lookup`, possibly unreferenced)."""
+        for block_id in block_ids:
+            block = self.blocks[block_id]
+            if block.ref_count == 0:
+                del self._free[block_id]
+            block.ref_count += 1
+
+    def release(self, block_ids: Iterable[int]) -> None:
+        """Drop one reference from each block, in the order given.
+
+        Callers pass a sequence's blocks tail first, so that when the pool needs room the ends of
+        prefixes are evicted before their beginnings (a beginning is shared by more requests).
+        """
+        for block_id in block_ids:
+            block = self.blocks[block_id]
+            if block.ref_count <= 0:
+                raise AssertionError(f"block {block_id} released with reference count {block.ref_count}")
+            block.ref_count -= 1
+            if block.ref_count == 0:
+                self._free[block_id] = None
+                if block.block_hash is None:
+                    self._free.move_to_end(block_id, last=False)
+
+    def register(self, block_id: int, block_hash: BlockHash) -> bool:
+        """Index a full, computed block under its chained hash.
+
+        Returns False (and leaves the block unindexed) when caching is off or another block already
+        holds the same prefix: two requests computed it at the same time, and the first one wins.
+        """
+        block = self.blocks[block_id]
+        if not self.enable_caching or block.block_hash is not None or block_hash in self._index:
+            return block.block_hash == block_hash
+        block.block_hash = block_hash
+        self._index[block_hash] = block_id
+        return True
+
+    def check_invariants(self, live_references: Counter[int]) -> None:
+        """Raise AssertionError unless refcounts equal `live_references` and index and queue agree."""
+        for block in self.blocks:
+            live = live_references.get(block.block_id, 0)
+            if block.ref_count != live:
+                raise AssertionError(
+                    f"block {block.block_id}: reference count {block.ref_count}, live references {live}"
+                )
+            if (block.ref_count == 0) != (block.block_id in self._free):
+                raise AssertionError(f"block {block.block_id}: free queue membership wrong")
+            if block.block_hash is not None and self._index.get(block.block_hash) != block.block_id:
+                raise AssertionError(f"block {block.block_id}: hashed but not indexed (orphaned)")
+        for block_hash, block_id in self._index.items():
+            if self.blocks[block_id].block_hash != block_hash:
+                raise AssertionError(f"index entry for block {block_id} does not match the block's hash")
+        unknown = set(live_references) - set(range(self.num_blocks))
+        if unknown:
+            raise AssertionError(f"references to blocks that do not exist: {sorted(unknown)}")

@@ -1,0 +1,98 @@
+"""Which requests run in a step, and how much of their prompt.
+
+Policy, in plain Python:
+* admission: waiting requests in (priority, arrival) order, completions first, up to `max_running`;
+  a request that finds no room waits for running ones to finish (head of line, so none starves);
+* each step gives every running request one unit of work: a prefill chunk of at most
+  `prefill_chunk` tokens, or one decode round (one token, or one speculative round); prompt tokens are
+  budgeted by `max_step_tokens`, completions served first;
+* while a completion is still reading its prompt, generations wait: the editor's ghost text must not
+  queue behind a long refactor, and one decode token of each generation per step would add up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inference.config import EngineConfig
+from inference.engine.sequence import SeqStatus, Sequence
+
+
+@dataclass
+class ScheduledWork:
+    """One request's unit of work this step: `prefill_tokens` > 0 reads that much prompt, else decode."""
+
+    seq: Sequence
+    prefill_tokens: int
+
+
+class Scheduler:
+    """Holds the waiting and running requests and hands out the work of each step."""
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.waiting: list[Sequence] = []
+        self.running: list[Sequence] = []
+
+    def add(self, seq: Sequence) -> None:
+        """Queue a new request."""
+        self.waiting.append(seq)
+
+    def remove(self, seq: Sequence) -> None:
+        """Forget a finished request, wherever it is."""
+        if seq in self.waiting:
+            self.waiting.remove(seq)
+        if seq in self.running:
+            self.running.remove(seq)
+
+    def admission_order(self) -> list[Sequence]:
+        """Waiting requests in the order they should be admitted (stops at the running limit)."""
+        room = self.config.max_running - len(self.running)
+        return sorted(self.waiting, key=lambda s: (s.priority, s.arrival))[: max(room, 0)]
+
+    def preemption_victim(self, lower_than: int | None = None) -> Sequence | None:
+        """The running request to give its blocks back when the pool runs dry: the lowest priority,
+        then the latest arrival. For a running request that cannot grow (`lower_than` None) the victim
+        may be itself, and there is none when it runs alone; for a waiting request only running
+        requests of lower priority than `lower_than` qualify."""
+        if lower_than is None:
+            candidates = self.running if len(self.running) > 1 else []
+        else:
+            candidates = [s for s in self.running if s.priority > lower_than]
+        return max(candidates, key=lambda s: (s.priority, s.arrival), default=None)
+
+    def preempt(self, seq: Sequence) -> None:
+        """Move a running request back to waiting (its KV blocks already released)."""
+        self.running.remove(seq)
+        seq.status = SeqStatus.WAITING
+        seq.num_computed = 0
+        seq.metrics.preemptions += 1
+        self.waiting.append(seq)
+
+    def start(self, seq: Sequence) -> None:
+        """Move an admitted request (its KV blocks allocated) to running."""
+        self.waiting.remove(seq)
+        seq.status = SeqStatus.RUNNING
+        self.running.append(seq)
+
+    def schedule(self) -> list[ScheduledWork]:
+        """This step's work, highest priority first."""
+        order = sorted(self.running, key=lambda s: (s.priority, s.arrival))
+        completion_reading = any(s.priority == 0 and s.in_prefill for s in order)
+        budget = self.config.max_step_tokens
+        work: list[ScheduledWork] = []
+        for seq in order:
+            if completion_reading and seq.priority > 0:
+                continue
+            if seq.in_prefill:
+                chunk = min(self.config.prefill_chunk, seq.prefill_target - seq.num_computed, budget)
+                if chunk > 0:
+                    budget -= chunk
+                    work.append(ScheduledWork(seq, chunk))
+            else:
+                work.append(ScheduledWork(seq, 0))
+        return work
+
+    def has_work(self) -> bool:
+        """Whether any request waits or runs."""
+        return bool(self.waiting or self.running)

@@ -1,0 +1,79 @@
+"""Token ids to streamed text deltas: whole UTF-8 characters only, stop strings cut out.
+
+The tokenizer's `IncrementalDecoder` holds back incomplete UTF-8 sequences; on top of that, this
+module holds back any tail of the text that could be the start of a stop string, so a stop string is
+never half-streamed before it is recognised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class IncrementalDecoding(Protocol):
+    """What `TextStream` needs from a decoder (`inference.tokenizer.IncrementalDecoder`)."""
+
+    def push(self, token_id: int) -> str:
+        """The new text for one more token (empty while a character is incomplete)."""
+        ...
+
+    def flush(self) -> str:
+        """Text still held back, at the end of the stream."""
+        ...
+
+
+class StopStringFilter:
+    """Cuts a text stream at the first occurrence of any stop string."""
+
+    def __init__(self, stops: Sequence[str]) -> None:
+        self.stops = tuple(stops)
+        self._pending = ""
+        self.stopped = False
+
+    def push(self, text: str) -> str:
+        """Text now safe to emit. After a stop string is seen, `stopped` is True and nothing more comes."""
+        if self.stopped:
+            return ""
+        if not self.stops:
+            return text
+        buffer = self._pending + text
+        hits = [i for i in (buffer.find(stop) for stop in self.stops) if i >= 0]
+        if hits:
+            self.stopped = True
+            self._pending = ""
+            return buffer[: min(hits)]
+        hold = 0
+        for stop in self.stops:
+            for n in range(min(len(stop) - 1, len(buffer)), hold, -1):
+                if buffer.endswith(stop[:n]):
+                    hold = n
+                    break
+        self._pending = buffer[len(buffer) - hold :] if hold else ""
+        return buffer[: len(buffer) - hold]
+
+    def flush(self) -> str:
+        """Whatever was held back, at the end of the stream."""
+        pending, self._pending = self._pending, ""
+        return "" if self.stopped else pending
+
+
+class TextStream:
+    """Decodes one request's output tokens into deltas that are safe to show."""
+
+    def __init__(self, decoder: IncrementalDecoding, stops: Sequence[str]) -> None:
+        self._decoder = decoder
+        self._filter = StopStringFilter(stops)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop string has ended the stream."""
+        return self._filter.stopped
+
+    def push(self, token_id: int) -> str:
+        """Text now safe to show after one more token."""
+        return self._filter.push(self._decoder.push(token_id))
+
+    def finish(self) -> str:
+        """The held-back text at the end of the request (empty if a stop string ended it)."""
+        return self._filter.push(self._decoder.flush()) + self._filter.flush()

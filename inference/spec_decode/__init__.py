@@ -1,0 +1,1 @@
+"""Speculative decoding: proposers (prompt lookup, draft model), verification, and the k controller."""

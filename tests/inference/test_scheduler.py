@@ -1,0 +1,71 @@
+"""Scheduler policy without a model: admission order, prefill chunks and budget, priority, victims."""
+
+from __future__ import annotations
+
+import torch
+
+from inference.config import EngineConfig, RequestKind
+from inference.engine.scheduler import Scheduler
+from inference.engine.sequence import Request, Sequence
+from inference.engine.text_stream import TextStream
+
+
+class _NoDecoder:
+    def push(self, token_id: int) -> str:
+        return ""
+
+    def flush(self) -> str:
+        return ""
+
+
+def _seq(name: str, arrival: int, prompt_len: int, kind: RequestKind = RequestKind.COMPLETION) -> Sequence:
+    request = Request(name, prompt_token_ids=list(range(prompt_len)), kind=kind)
+    return Sequence(
+        request, list(range(prompt_len)), TextStream(_NoDecoder(), ()), torch.Generator(), {}, arrival
+    )
+
+
+def test_admission_puts_completions_first_then_arrival_order() -> None:
+    scheduler = Scheduler(EngineConfig(max_running=2))
+    gen = _seq("gen", 0, 10, RequestKind.GENERATION)
+    late, early = _seq("late", 2, 10), _seq("early", 1, 10)
+    for seq in (gen, late, early):
+        scheduler.add(seq)
+    assert [s.request_id for s in scheduler.admission_order()] == ["early", "late"]
+    scheduler.start(early)
+    assert [s.request_id for s in scheduler.admission_order()] == ["late"]
+
+
+def test_prefill_chunks_budget_and_completion_priority() -> None:
+    scheduler = Scheduler(EngineConfig(prefill_chunk=8, max_step_tokens=12))
+    gen, comp, other = _seq("gen", 0, 20, RequestKind.GENERATION), _seq("comp", 1, 20), _seq("c2", 2, 20)
+    for seq in (gen, comp, other):
+        scheduler.add(seq)
+        scheduler.start(seq)
+    gen.num_computed = 20  # decoding
+    gen.token_ids.append(5)
+    work = [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()]
+    # Completions read their prompts within the step budget; the generation waits meanwhile.
+    assert work == [("comp", 8), ("c2", 4)]
+    comp.num_computed = other.num_computed = 20
+    comp.token_ids.append(1)
+    other.token_ids.append(1)
+    work = [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()]
+    assert work == [("comp", 0), ("c2", 0), ("gen", 0)]
+
+
+def test_preemption_victim_is_lowest_priority_latest() -> None:
+    scheduler = Scheduler(EngineConfig())
+    a, b, c = _seq("a", 0, 4), _seq("b", 1, 4, RequestKind.GENERATION), _seq("c", 2, 4)
+    scheduler.add(a)
+    scheduler.start(a)
+    assert scheduler.preemption_victim() is None  # alone: nobody to take blocks from
+    for seq in (b, c):
+        scheduler.add(seq)
+        scheduler.start(seq)
+    victim = scheduler.preemption_victim()
+    assert victim is b
+    b.num_computed = 4
+    scheduler.preempt(b)
+    assert b.num_computed == 0 and b.metrics.preemptions == 1 and b in scheduler.waiting
+    assert scheduler.preemption_victim() is c
