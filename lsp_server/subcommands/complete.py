@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 HELP = "complete the code at FILE:LINE:COL (counting from 1) with a running daemon, or one started for it"
 DAEMON_START_TIMEOUT_S = 300.0
+# A running daemon may still be loading its model.
+RUNNING_DAEMON_READY_TIMEOUT_S = 120.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -152,7 +154,7 @@ async def _complete(
             if started is not None:
                 await _wait_started(client, started)
             else:
-                await client.wait_ready(timeout=10.0)
+                await client.wait_ready(timeout=RUNNING_DAEMON_READY_TIMEOUT_S)
             pieces: list[str] = []
             last = pb.CompleteChunk()
             chunks: AsyncIterator[pb.CompleteChunk] = client.complete(request)

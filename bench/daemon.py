@@ -1,0 +1,252 @@
+"""Daemon benchmark (`codedraft bench daemon`): gRPC throughput and latency under concurrent clients.
+
+One `codedraft daemon` subprocess serves completions to 1, 4 and 16 concurrent clients (each client
+sends its requests one after another); reported per level: time to first token as the client sees it
+(p50, p95), request latency (p50) and generated tokens per second over the level's wall time.
+The overhead of the gRPC path is measured against the same engine adapter called in-process, on the
+same requests, one at a time, both starting from a cold prefix cache, as a ratio.
+
+Completions are FIM requests at line starts of a source file of this repository (greedy, no draft
+model, at most `--max-tokens` new tokens: a completion ends earlier when the model closes the middle;
+tokens/req says how many came); different levels use different cursor positions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.client import InferenceClient
+from inference.defaults import REPO_ROOT, default_model_dir
+from inference.server.address import DaemonAddress
+
+
+@dataclass
+class Timing:
+    """One request as the caller saw it."""
+
+    first_token_s: float
+    total_s: float
+    generated: int
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def cursor_requests(source: Path, count: int, seed: int, max_tokens: int) -> list[pb.CompleteRequest]:
+    """`count` completions at random line starts of `source` (prefix: text above, suffix: text below)."""
+    text = source.read_text(encoding="utf-8")
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n" and i + 1 < len(text)]
+    rng = random.Random(seed)
+    picks = sorted(rng.sample(starts[len(starts) // 10 :], count))
+    return [
+        pb.CompleteRequest(
+            prefix=text[:at],
+            suffix=text[at:],
+            path=source.name,
+            language="python",
+            sampling=pb.SamplingParams(max_tokens=max_tokens),
+            speculation=pb.SPECULATION_MODE_OFF,
+        )
+        for at in picks
+    ]
+
+
+async def _via_grpc(client: InferenceClient, request: pb.CompleteRequest) -> Timing:
+    started = time.perf_counter()
+    first: float | None = None
+    generated = 0
+    async for chunk in client.complete(request, timeout=600):
+        if chunk.text_delta and first is None:
+            first = time.perf_counter() - started
+        if chunk.done:
+            generated = chunk.figures.generated_tokens
+    total = time.perf_counter() - started
+    return Timing(first if first is not None else total, total, generated)
+
+
+async def run_level(
+    address: DaemonAddress, requests: list[pb.CompleteRequest], clients: int
+) -> tuple[list[Timing], float]:
+    """Requests split over `clients` concurrent clients; returns the timings and the wall time."""
+    shares = [requests[i::clients] for i in range(clients)]
+    connections = [InferenceClient(address) for _ in range(clients)]
+
+    async def one_client(client: InferenceClient, share: list[pb.CompleteRequest]) -> list[Timing]:
+        return [await _via_grpc(client, request) for request in share]
+
+    started = time.perf_counter()
+    try:
+        results = await asyncio.gather(*(one_client(c, s) for c, s in zip(connections, shares, strict=True)))
+    finally:
+        for connection in connections:
+            await connection.close()
+    return [t for ts in results for t in ts], time.perf_counter() - started
+
+
+class InProcessEngine:
+    """The same completions through the engine adapter the daemon uses, without gRPC."""
+
+    def __init__(self, model: Path, kv_cache_mb: int) -> None:
+        from inference.config import EngineConfig
+        from inference.server.served_model import ServeSettings, load_served_model
+
+        self.served = load_served_model(
+            ServeSettings(model, None, "cpu"), EngineConfig(kv_cache_mb=kv_cache_mb)
+        )
+        self._count = 0
+
+    async def complete(self, request: pb.CompleteRequest) -> Timing:
+        from inference.config import SamplingParams
+        from inference.engine.sequence import Request
+        from inference.server.prompt_budget import PromptBudget, fit_completion
+
+        served = self.served
+        self._count += 1
+        started = time.perf_counter()
+        budget = PromptBudget(served.context_length, request.sampling.max_tokens)
+        fitted = fit_completion(
+            served.tokenizer, served.fim, budget, request.prefix, request.suffix, [], request.path, True
+        )
+        sampling = SamplingParams(
+            max_tokens=request.sampling.max_tokens, stop_token_ids=tuple(sorted(served.fim.stop_token_ids))
+        )
+        first: float | None = None
+        generated = 0
+        engine_request = Request(f"bench-{self._count}", prompt_token_ids=fitted.token_ids, sampling=sampling)
+        async for output in served.backend.generate(engine_request):
+            if output.delta and first is None:
+                first = time.perf_counter() - started
+            generated = output.metrics.generated_tokens
+        total = time.perf_counter() - started
+        return Timing(first if first is not None else total, total, generated)
+
+
+@contextlib.contextmanager
+def daemon_process(model: Path, kv_cache_mb: int, threads: int | None) -> Iterator[DaemonAddress]:
+    folder = Path(tempfile.mkdtemp(prefix="codedraft-bench-"))
+    address = DaemonAddress(unix_path=folder / "daemon.sock")
+    argv = [sys.executable, "-m", "lsp_server.cli", "--log-level", "warning", "daemon", "--model", str(model)]
+    argv += ["--no-draft", "--device", "cpu", "--listen", str(address), "--kv-cache-mb", str(kv_cache_mb)]
+    if threads is not None:
+        argv += ["--threads", str(threads)]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    try:
+        yield address
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _row(label: str, timings: list[Timing], wall: float) -> str:
+    ttft = [t.first_token_s * 1000 for t in timings]
+    latency = [t.total_s * 1000 for t in timings]
+    tokens = sum(t.generated for t in timings)
+    return (
+        f"{label:>8} {len(timings):>9} {_percentile(ttft, 0.5):>12.1f} {_percentile(ttft, 0.95):>12.1f} "
+        f"{_percentile(latency, 0.5):>15.1f} {tokens / len(timings):>11.1f} {tokens / wall:>15.1f}"
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="codedraft bench daemon", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--model", type=Path, default=default_model_dir(), help="model directory (default: embedded)"
+    )
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=REPO_ROOT / "inference" / "server" / "servicer.py",
+        help="the source file whose line starts are the cursor positions (default: the servicer)",
+    )
+    parser.add_argument("--levels", default="1,4,16", help="concurrent clients per level (default: 1,4,16)")
+    parser.add_argument("--requests", type=int, default=32, help="requests per level (default: 32)")
+    parser.add_argument("--max-tokens", type=int, default=16, help="tokens per completion (default: 16)")
+    parser.add_argument("--kv-cache-mb", type=int, default=256, help="KV pool of both engines (default: 256)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch CPU threads of both engines (default: torch's choice)",
+    )
+    args = parser.parse_args(argv)
+    if not args.model.is_dir():
+        parser.error(f"--model {args.model} is not a directory")
+    levels = [int(n) for n in args.levels.split(",")]
+
+    baseline_requests = cursor_requests(
+        args.source, min(args.requests, 16), seed=0, max_tokens=args.max_tokens
+    )
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as `codedraft daemon` does, before torch loads
+    import torch
+
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    threads = torch.get_num_threads()
+    local_engine = InProcessEngine(args.model, args.kv_cache_mb)
+    with daemon_process(args.model, args.kv_cache_mb, args.threads) as address:
+
+        async def measure() -> tuple[
+            list[Timing], list[Timing], list[tuple[int, list[Timing], float]], pb.ModelInfo
+        ]:
+            async with InferenceClient(address) as client:
+                await client.wait_ready(timeout=300)
+                info = await client.model_info()
+                # Alternate the two paths request by request so both see the same machine noise.
+                local, remote = [], []
+                for request in baseline_requests:
+                    local.append(await local_engine.complete(request))
+                    remote.append(await _via_grpc(client, request))
+            await local_engine.served.backend.close()
+            rows = []
+            for level in levels:
+                requests = cursor_requests(args.source, args.requests, seed=level, max_tokens=args.max_tokens)
+                timings, wall = await run_level(address, requests, level)
+                rows.append((level, timings, wall))
+            return local, remote, rows, info
+
+        local, remote, rows, info = asyncio.run(measure())
+
+    print(
+        f"codedraft bench daemon: {info.model.name} ({info.model.architecture}, "
+        f"{info.model.parameters / 1e6:.1f}M parameters) on {info.device} {info.dtype}, "
+        f"{threads} thread(s) per engine; at most {args.max_tokens} new tokens per completion "
+        f"at line starts of {args.source.name}; no draft model"
+    )
+    header: list[tuple[str, int]] = [("clients", 8), ("requests", 9), ("ttft p50 ms", 12)]
+    header += [("ttft p95 ms", 12), ("latency p50 ms", 15), ("tokens/req", 11), ("tokens/s total", 15)]
+    print(" ".join(f"{name:>{width}}" for name, width in header))
+    for level, timings, wall in rows:
+        print(_row(str(level), timings, wall))
+    mean = statistics.fmean
+    grpc_ttft, local_ttft = mean(t.first_token_s for t in remote), mean(t.first_token_s for t in local)
+    grpc_total, local_total = mean(t.total_s for t in remote), mean(t.total_s for t in local)
+    print(
+        f"gRPC vs in-process, 1 client, the same {len(local)} requests from a cold cache: "
+        f"time to first token {grpc_ttft * 1000:.1f} vs {local_ttft * 1000:.1f} ms "
+        f"({grpc_ttft / local_ttft:.2f}x), request latency {grpc_total * 1000:.1f} vs "
+        f"{local_total * 1000:.1f} ms "
+        f"({grpc_total / local_total:.2f}x)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

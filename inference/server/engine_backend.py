@@ -1,0 +1,50 @@
+"""The real engine behind the daemon: `AsyncEngine` (the engine's asyncio face) as an `InferenceBackend`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+from inference.engine.async_engine import AsyncEngine
+from inference.engine.engine import LLMEngine
+from inference.engine.sequence import Request, RequestOutput
+from inference.server.backend import BackendStats
+
+
+class EngineBackend:
+    """Adapts one `LLMEngine`, driven by an `AsyncEngine` step thread, to the servicer's protocol.
+
+    Invariant: `_open` holds the ids whose `generate` iterator is open here, which is what `abort`
+    reports as "still live".
+    """
+
+    def __init__(self, engine: LLMEngine) -> None:
+        self.engine = engine
+        self._async = AsyncEngine(engine)
+        self._open: set[str] = set()
+
+    async def generate(self, request: Request) -> AsyncGenerator[RequestOutput, None]:
+        """The request's outputs until the finished one; leaving early aborts it (AsyncEngine does)."""
+        self._open.add(request.request_id)
+        try:
+            async for output in self._async.generate(request):
+                yield output
+        finally:
+            self._open.discard(request.request_id)
+
+    def abort(self, request_id: str) -> bool:
+        self._async.abort(request_id)
+        return request_id in self._open
+
+    def stats(self) -> BackendStats:
+        stats = self.engine.stats()
+        return BackendStats(
+            kv_blocks_total=stats.kv_blocks_total,
+            kv_blocks_used=stats.kv_blocks_total - stats.kv_blocks_free,
+            # The engine counts every indexed block; those no request holds are at most the free ones.
+            kv_blocks_cached=min(stats.kv_blocks_cached, stats.kv_blocks_free),
+            running=stats.running,
+            waiting=stats.waiting,
+        )
+
+    async def close(self) -> None:
+        await self._async.close()

@@ -1,0 +1,25 @@
+"""`ServedModel`: a loaded model pair behind its engine, with what the servicer needs to prompt it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.prompts.chat import ChatTemplate
+from inference.prompts.fim import FimTemplate
+from inference.server.backend import InferenceBackend
+from inference.server.validation import RequestLimits
+from inference.tokenizer import Tokenizer
+
+
+@dataclass
+class ServedModel:
+    """The engine (as an `InferenceBackend`) and the target model's prompting facts and limits."""
+
+    backend: InferenceBackend
+    tokenizer: Tokenizer
+    fim: FimTemplate
+    chat: ChatTemplate | None
+    context_length: int
+    limits: RequestLimits
+    info: pb.ModelInfo

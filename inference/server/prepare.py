@@ -1,0 +1,87 @@
+"""Proto requests to what the engine runs: checked settings and a prompt-fitting step.
+
+`prepare_complete` and `prepare_generate` do every check that needs no tokenizing (raising
+`RequestError`); the returned `PreparedRequest.fit` tokenizes and applies the truncation policy, and
+is run in a worker thread because a long prompt takes a while to tokenize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.config import RequestKind, SamplingParams, SpecMode
+from inference.prompts.chat import ChatTemplate
+from inference.server import prompt_budget, validation
+from inference.server.model_facts import ServedModel
+
+# Tokens that end an assistant turn in common chat formats; Generate with chat stops on them.
+CHAT_END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
+
+
+@dataclass
+class PreparedRequest:
+    """A checked request: engine settings, and how to build its prompt within the context."""
+
+    kind: RequestKind
+    sampling: SamplingParams
+    spec_mode: SpecMode
+    fit: Callable[[], prompt_budget.FittedPrompt]
+    chunk_class: Any  # pb.CompleteChunk or pb.GenerateChunk
+
+
+def _settings(
+    request: Any, default_tokens: int, served: ServedModel
+) -> tuple[SamplingParams, SpecMode, bool]:
+    sampling = validation.sampling_params(request.sampling, default_tokens, served.limits)
+    spec_mode = validation.speculation_mode(request.speculation, served.limits)
+    allow_cut = validation.truncation_allowed(request.truncation)
+    return sampling, spec_mode, allow_cut
+
+
+def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> PreparedRequest:
+    """A Complete request: the model's FIM prompt, stopping on the FIM template's end tokens."""
+    validation.check_complete(request)
+    sampling, spec_mode, allow_cut = _settings(request, served.limits.default_completion_tokens, served)
+    sampling.stop_token_ids = tuple(sorted(served.fim.stop_token_ids))
+    snippets = [((s.path, s.text), s.score) for s in request.snippets]
+    budget = prompt_budget.PromptBudget(served.context_length, sampling.max_tokens)
+
+    def fit() -> prompt_budget.FittedPrompt:
+        return prompt_budget.fit_completion(
+            served.tokenizer,
+            served.fim,
+            budget,
+            request.prefix,
+            request.suffix,
+            snippets,
+            request.path,
+            allow_cut,
+        )
+
+    return PreparedRequest(RequestKind.COMPLETION, sampling, spec_mode, fit, pb.CompleteChunk)
+
+
+def prepare_generate(request: pb.GenerateRequest, served: ServedModel) -> PreparedRequest:
+    """A Generate request: chat through the chat template (stopping at the turn's end), or a raw prompt."""
+    validation.check_generate(request)
+    sampling, spec_mode, allow_cut = _settings(request, served.limits.default_generation_tokens, served)
+    budget = prompt_budget.PromptBudget(served.context_length, sampling.max_tokens)
+    tokenizer = served.tokenizer
+    if request.WhichOneof("input") == "chat":
+        chat = served.chat or ChatTemplate(None, tokenizer.bos_token, tokenizer.eos_token)
+        messages = [{"role": m.role, "content": m.content} for m in request.chat.messages]
+        ends = (tokenizer.token_id(t) for t in CHAT_END_TOKENS)
+        sampling.stop_token_ids = tuple(sorted({i for i in ends if i is not None}))
+
+        def fit() -> prompt_budget.FittedPrompt:
+            return prompt_budget.fit_chat(tokenizer, chat, budget, messages, allow_cut)
+
+    else:
+
+        def fit() -> prompt_budget.FittedPrompt:
+            return prompt_budget.fit_raw_prompt(tokenizer, budget, request.prompt, allow_cut)
+
+    return PreparedRequest(RequestKind.GENERATION, sampling, spec_mode, fit, pb.GenerateChunk)

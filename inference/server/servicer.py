@@ -1,0 +1,288 @@
+"""`codedraft.v1.Inference` over grpc.aio: proto requests to engine requests, outputs to chunks.
+
+Every call ends with a status a person can act on. A stream that the engine finished sends a last
+chunk (done, finish reason, figures); a stream stopped by the daemon then ends with the reason's
+status (CANCELLED for Cancel and cancel-previous, UNAVAILABLE for shutdown), and one that failed
+with the error's status. A client that cancels, disconnects or runs past its deadline makes grpc
+cancel the handler; its `finally` aborts the engine request, which frees the KV blocks within one step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.config import RequestKind
+from inference.engine.errors import EngineError, InvalidRequestError, ResourceExhaustedError
+from inference.engine.sequence import FinishReason, Request, RequestMetrics
+from inference.server import validation
+from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
+from inference.server.live_requests import LiveRequest, LiveRequests
+from inference.server.model_facts import ServedModel
+from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate
+from inference.server.validation import RequestError, UndecodableRequest
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = "codedraft.v1.Inference"
+
+
+def _error_status(error: BaseException) -> tuple[grpc.StatusCode, str]:
+    if isinstance(error, ResourceExhaustedError):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, str(error)
+    if isinstance(error, InvalidRequestError | RequestError):
+        return grpc.StatusCode.INVALID_ARGUMENT, str(error)
+    return grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
+
+
+@dataclass
+class _Outcome:
+    """How one call's engine request ended (filled in as the stream runs)."""
+
+    ended: bool = False
+    metrics: RequestMetrics | None = None
+    finish: FinishReason | None = None
+    failure: BaseException | None = None
+    last_delta: str = ""
+    first_token_ms: float | None = None
+
+
+def _final_status(live: LiveRequest, outcome: _Outcome) -> tuple[grpc.StatusCode, str] | None:
+    """The call's status after its last chunk: None (OK) unless it was stopped or failed."""
+    if outcome.finish is FinishReason.CANCELLED:
+        return live.stop_status or (grpc.StatusCode.CANCELLED, "cancelled by the engine")
+    if outcome.finish is FinishReason.ERROR or outcome.finish is None:
+        code, message = _error_status(outcome.failure or EngineError("the engine ended the request early"))
+        log.warning("request %s failed: %s", live.request_id, message)
+        return code, message
+    return None
+
+
+class InferenceServicer:
+    """The service's handlers; `attach` makes them serve once the model has loaded."""
+
+    def __init__(self) -> None:
+        self.served: ServedModel | None = None
+        self.counters = DaemonCounters()
+        self.live = LiveRequests()
+        self.shutting_down = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def attach(self, served: ServedModel) -> None:
+        self.served = served
+
+    def method_handlers(self) -> grpc.GenericRpcHandler:
+        """The service's handlers, with deserializers that turn undecodable bytes into INVALID_ARGUMENT."""
+
+        def unary_stream(method: Callable[..., Any], request: Any, response: Any) -> grpc.RpcMethodHandler:
+            return grpc.unary_stream_rpc_method_handler(
+                method, validation.lenient_deserializer(request), response.SerializeToString
+            )
+
+        def unary(method: Callable[..., Any], request: Any, response: Any) -> grpc.RpcMethodHandler:
+            return grpc.unary_unary_rpc_method_handler(
+                method, validation.lenient_deserializer(request), response.SerializeToString
+            )
+
+        return grpc.method_handlers_generic_handler(
+            SERVICE_NAME,
+            {
+                "Complete": unary_stream(self.Complete, pb.CompleteRequest, pb.CompleteChunk),
+                "Generate": unary_stream(self.Generate, pb.GenerateRequest, pb.GenerateChunk),
+                "Cancel": unary(self.Cancel, pb.CancelRequest, pb.CancelResponse),
+                "GetModelInfo": unary(self.GetModelInfo, pb.GetModelInfoRequest, pb.ModelInfo),
+                "GetStats": unary(self.GetStats, pb.GetStatsRequest, pb.Stats),
+            },
+        )
+
+    async def _ready(self, request: Any, context: grpc.aio.ServicerContext) -> ServedModel:
+        if isinstance(request, UndecodableRequest):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"cannot parse the {request.message_type} message ({request.reason}); string fields "
+                "must be valid UTF-8",
+            )
+        if self.shutting_down:
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the daemon is shutting down; retry with a new one"
+            )
+        if self.served is None:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the model is still loading; retry in a moment")
+        assert self.served is not None
+        return self.served
+
+    async def Complete(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.CompleteChunk]:
+        arrival = time.perf_counter()
+        served = await self._ready(request, context)
+        try:
+            prepared = prepare_complete(request, served)
+        except RequestError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        async for chunk in self._serve(served, request, context, arrival, prepared):
+            yield chunk
+
+    async def Generate(
+        self, request: Any, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.GenerateChunk]:
+        arrival = time.perf_counter()
+        served = await self._ready(request, context)
+        try:
+            prepared = prepare_generate(request, served)
+        except RequestError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        async for chunk in self._serve(served, request, context, arrival, prepared):
+            yield chunk
+
+    async def _serve(
+        self,
+        served: ServedModel,
+        request: Any,
+        context: grpc.aio.ServicerContext,
+        arrival: float,
+        prepared: PreparedRequest,
+    ) -> AsyncIterator[Any]:
+        """Registers the call, fits its prompt, streams the engine's outputs, and sets the final status."""
+        request_id = request.request_id or uuid.uuid4().hex
+        if request_id in self.live:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"request_id {request_id!r} is already running"
+            )
+        live = LiveRequest(
+            request_id, request.session_id, supersedable=prepared.kind is RequestKind.COMPLETION
+        )
+        older = self.live.add(live)
+        if older is not None:
+            served.backend.abort(older.request_id)
+        self.counters.requests_total += 1
+        self._idle.clear()
+        outcome = _Outcome()
+        try:
+            try:
+                prepared.sampling.validate()
+                fitted = await asyncio.to_thread(prepared.fit)
+            except (RequestError, ValueError) as bad:
+                outcome.ended = True
+                self.counters.finished(None, cancelled=False)
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(bad))
+            if live.stop_status is None:  # not superseded or cancelled while its prompt was being fitted
+                engine_request = Request(
+                    request_id=request_id,
+                    prompt_token_ids=fitted.token_ids,
+                    sampling=prepared.sampling,
+                    kind=prepared.kind,
+                    spec_mode=prepared.spec_mode,
+                    # Cancel-previous is the servicer's job (`LiveRequests`): it orders calls by arrival
+                    # and names the newer request in the older one's status. The engine would order
+                    # them by submission, which prompt fitting in threads can swap.
+                    session_id=None,
+                )
+                async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
+                    yield prepared.chunk_class(request_id=request_id, text_delta=delta)
+            else:
+                outcome.finish = FinishReason.CANCELLED
+            outcome.ended = True
+            self.counters.finished(outcome.metrics, cancelled=outcome.finish is FinishReason.CANCELLED)
+            total_ms = (time.perf_counter() - arrival) * 1000
+            yield prepared.chunk_class(
+                request_id=request_id,
+                text_delta=outcome.last_delta,
+                done=True,
+                finish_reason=FINISH_REASONS.get(
+                    outcome.finish or FinishReason.ERROR, pb.FINISH_REASON_ERROR
+                ),
+                figures=request_figures(
+                    outcome.metrics, fitted.truncated_tokens, outcome.first_token_ms, total_ms
+                ),
+            )
+            status = _final_status(live, outcome)
+            if status is not None:
+                context.set_code(status[0])
+                context.set_details(status[1])
+        finally:
+            if not outcome.ended:
+                # The client cancelled, disconnected or passed its deadline: grpc cancelled this handler.
+                served.backend.abort(request_id)
+                self.counters.finished(outcome.metrics, cancelled=True)
+            self.live.remove(live)
+            if not len(self.live):
+                self._idle.set()
+
+    async def _engine_deltas(
+        self,
+        served: ServedModel,
+        live: LiveRequest,
+        engine_request: Request,
+        arrival: float,
+        outcome: _Outcome,
+    ) -> AsyncIterator[str]:
+        """The request's text deltas from the engine; the finished output's facts go into `outcome`."""
+        outputs = served.backend.generate(engine_request)
+        try:
+            async with contextlib.aclosing(outputs):
+                async for output in outputs:
+                    if output.token_ids:
+                        self.counters.tokens_generated(len(output.token_ids))
+                        if outcome.first_token_ms is None:
+                            outcome.first_token_ms = (time.perf_counter() - arrival) * 1000
+                    if output.finished:
+                        outcome.metrics, outcome.finish = output.metrics, output.finish_reason
+                        outcome.failure, outcome.last_delta = output.error, output.delta
+                        return
+                    if live.stop_status is not None:  # stopped before the engine knew the request
+                        served.backend.abort(engine_request.request_id)
+                    if output.delta:
+                        yield output.delta
+        except EngineError as raised:  # refused when submitted (bad values, queue full)
+            outcome.finish, outcome.failure = FinishReason.ERROR, raised
+
+    async def Cancel(self, request: Any, context: grpc.aio.ServicerContext) -> pb.CancelResponse:
+        if isinstance(request, UndecodableRequest):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot parse {request.message_type}")
+        live = self.live.stop(request.request_id, grpc.StatusCode.CANCELLED, "cancelled by a Cancel call")
+        if live is None:
+            return pb.CancelResponse(cancelled=False)
+        if self.served is not None:
+            self.served.backend.abort(request.request_id)
+        return pb.CancelResponse(cancelled=True)
+
+    async def GetModelInfo(self, request: Any, context: grpc.aio.ServicerContext) -> pb.ModelInfo:
+        served = await self._ready(request, context)
+        return served.info
+
+    async def GetStats(self, request: Any, context: grpc.aio.ServicerContext) -> pb.Stats:
+        backend = self.served.backend.stats() if self.served is not None else None
+        return self.counters.to_proto(len(self.live), backend)
+
+    async def drain(self, grace_seconds: float, reason: str = "shutdown") -> int:
+        """Refuse new calls, give live ones `grace_seconds` to finish, then stop the rest with UNAVAILABLE.
+
+        Returns how many calls were stopped.
+        """
+        self.shutting_down = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), grace_seconds)
+        stopped = 0
+        for live in self.live.all():
+            self.live.stop(
+                live.request_id,
+                grpc.StatusCode.UNAVAILABLE,
+                f"the daemon is shutting down ({reason}); the request was stopped, retry with a new daemon",
+            )
+            if self.served is not None:
+                self.served.backend.abort(live.request_id)
+            stopped += 1
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), 10.0)
+        return stopped
