@@ -132,6 +132,8 @@ def _load(cls: type, raw: Any, current: Any, path: str, warnings: list[str]) -> 
             continue
         where = f"{path}.{wire_name}"
         value, hint = raw[wire_name], hints[spec.name]
+        if value == "" and _matches(None, hint):
+            value = None  # editors send unset strings as ""
         if dataclasses.is_dataclass(hint):
             changes[spec.name] = _load(
                 typing.cast(type, hint), value, getattr(current, spec.name), where, warnings

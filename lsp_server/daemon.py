@@ -48,6 +48,7 @@ class DaemonSupervisor:
         self._retry_at = 0.0
         self._waiting: asyncio.Task[None] | None = None
         self._max_new_tokens = 0
+        self._context_length = 0
 
     @property
     def address(self) -> str:
@@ -92,9 +93,11 @@ class DaemonSupervisor:
 
     async def _stream(self, method: str, request: Any, timeout_s: float) -> AsyncIterator[Any]:
         client = await self.client()
-        if self._max_new_tokens and request.sampling.max_tokens > self._max_new_tokens:
-            # a user's maxTokens above what this daemon allows is capped, not an error per keystroke
-            request.sampling.max_tokens = self._max_new_tokens
+        cap = min(self._max_new_tokens or 1 << 30, self._context_length // 2 or 1 << 30)
+        if request.sampling.max_tokens > cap:
+            # more than the daemon allows, or than leaves room for the prompt in the model's context,
+            # is capped rather than failing every request
+            request.sampling.max_tokens = cap
         try:
             async for chunk in getattr(client, method)(request, timeout=timeout_s):
                 yield chunk
@@ -171,6 +174,7 @@ class DaemonSupervisor:
             info = await self._client.model_info(timeout=5.0)
             model, device = info.model.name, info.device
             self._max_new_tokens = info.max_new_tokens
+            self._context_length = info.model.context_length
         except DaemonError as error:
             log.warning("could not read the daemon's model info: %s", error)
         self._status.update(daemon_state="ready", message="ready", model=model, device=device)

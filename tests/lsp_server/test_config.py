@@ -68,3 +68,10 @@ def test_a_bad_value_keeps_the_previous_good_one() -> None:
 def test_every_setting_has_a_camel_case_name() -> None:
     names = [camel_case(f.name) for f in dataclasses.fields(Settings().completion)]
     assert "maxTokens" in names and "disableInComments" in names
+
+
+def test_empty_strings_mean_unset() -> None:
+    settings, warnings = load_settings({"agent": {"checkCommand": ""}, "daemon": {"model": "", "device": ""}})
+    assert settings.agent.check_command is None and settings.daemon.model is None
+    assert settings.daemon.device == "auto"
+    assert len(warnings) == 1 and "device" in warnings[0]

@@ -6,12 +6,13 @@ from lsp_server.completion.postprocess.context import CursorContext
 
 
 def trim_whitespace(context: CursorContext, text: str) -> str | None:
-    """Strips trailing spaces per line and trailing blank lines; a leading space is dropped when the
-    cursor already follows one (the editor would show two)."""
+    """Strips trailing spaces per line and trailing blank lines. Leading spaces and tabs are dropped
+    when the cursor already follows whitespace: after ``x = `` the editor would show two spaces, and in
+    a line's indentation the suggestion's own indentation would double it."""
     lines = [line.rstrip() for line in text.split("\n")]
     while len(lines) > 1 and not lines[-1]:
         lines.pop()
     trimmed = "\n".join(lines)
-    if context.line_prefix.endswith((" ", "\t")) and context.line_prefix.strip():
+    if context.line_prefix.endswith((" ", "\t")):
         trimmed = trimmed.lstrip(" \t")
     return trimmed

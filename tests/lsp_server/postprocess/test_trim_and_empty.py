@@ -15,6 +15,9 @@ from tests.lsp_server.postprocess.helpers import at_cursor
         ("x = |", "  1", "1"),
         ("|", "  1", "  1"),
         ("    |", "return 1\t\n", "return 1"),
+        # in the indentation: the suggestion's own indentation must not double it
+        ("def f():\n    |", "    return 1", "return 1"),
+        ("def f():\n    |", "    if x:\n        y()", "if x:\n        y()"),
     ],
 )
 def test_trim_whitespace(document: str, text: str, expected: str) -> None:
