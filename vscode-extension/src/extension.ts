@@ -1,0 +1,53 @@
+/**
+ * Entry point: wires the parts together on activation and stops the server on deactivation.
+ */
+import * as vscode from 'vscode';
+
+import { CodedraftServer } from './codedraftServer';
+import { readServerSettings, SECTION } from './configuration';
+import { showStatus, toggleCompletions } from './extensionCommands';
+import { EXECUTE_COMMAND_REQUEST, ExtensionCommand } from './protocol';
+import { StatusBar } from './statusBar';
+import { StreamTexts } from './streams';
+
+let server: CodedraftServer | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const statusBar = new StatusBar();
+  const generated = vscode.window.createOutputChannel('codedraft');
+  server = new CodedraftServer(statusBar, new StreamTexts(), generated);
+  const running = server;
+  statusBar.setCompletionEnabled(readServerSettings(vscode.workspace.getConfiguration(SECTION)).completion.enabled);
+  context.subscriptions.push(
+    statusBar,
+    generated,
+    running,
+    vscode.commands.registerCommand(ExtensionCommand.toggle, toggleCompletions),
+    vscode.commands.registerCommand(ExtensionCommand.showStatus, () =>
+      showStatus(statusBar, {
+        get isRunning() {
+          return running.isRunning;
+        },
+        request: (command) =>
+          running.languageClient?.sendRequest(EXECUTE_COMMAND_REQUEST, { command, arguments: [] }) ??
+          Promise.reject(new Error('the language server is not running')),
+        restart: () => running.restart(),
+      }),
+    ),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration(`${SECTION}.completion.enabled`)) {
+        statusBar.setCompletionEnabled(readServerSettings(vscode.workspace.getConfiguration(SECTION)).completion.enabled);
+      }
+      if (event.affectsConfiguration(`${SECTION}.server`)) {
+        void running.restart();
+      }
+    }),
+  );
+  // Activation does not wait for the server: it may take a while to start, or fail.
+  void running.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}

@@ -1,0 +1,56 @@
+/**
+ * The language client's middleware: ghost text only where and when it is wanted (with the editor's
+ * cancellation token passed on to the request), no completion-list items in VS Code, settings
+ * served in the server's shape, and the server's long commands wrapped for the editor.
+ */
+import type * as vscode from 'vscode';
+import type { Middleware, ResponseError } from 'vscode-languageclient/node';
+
+import { completionWanted, configurationItem, SECTION, type ServerSettings } from './configuration';
+import type { ExecuteCommandNext } from './serverCommands';
+
+export interface MiddlewareDependencies {
+  /** Reads the current settings; called per request, so a change applies at once. */
+  serverSettings: () => ServerSettings;
+  /** Sends `workspace/didChangeConfiguration`. */
+  notifyConfiguration: (settings: { [SECTION]: ServerSettings }) => Promise<void>;
+  executeCommand: (command: string, args: unknown[], next: ExecuteCommandNext) => vscode.ProviderResult<unknown>;
+}
+
+function isOurs(section: string | undefined): boolean {
+  return section === SECTION || (section?.startsWith(`${SECTION}.`) ?? false);
+}
+
+export function createMiddleware(deps: MiddlewareDependencies): Middleware {
+  return {
+    provideInlineCompletionItems: (document, position, context, token, next) => {
+      if (!completionWanted(deps.serverSettings().completion, document.languageId)) {
+        return undefined;
+      }
+      return next(document, position, context, token);
+    },
+    // The server also answers textDocument/completion for editors without ghost text; in VS Code
+    // the same suggestion would show twice, so only the inline path is used.
+    provideCompletionItem: () => undefined,
+    executeCommand: (command, args, next) => deps.executeCommand(command, args, next),
+    workspace: {
+      configuration: async (params, token, next): Promise<unknown[] | ResponseError> => {
+        const settings = deps.serverSettings();
+        if (params.items.every((item) => isOurs(item.section))) {
+          return params.items.map((item) => configurationItem(settings, item.section));
+        }
+        const answered = await next(params, token);
+        if (!Array.isArray(answered)) {
+          return answered;
+        }
+        const theirs: unknown[] = answered;
+        return params.items.map((item, index) =>
+          isOurs(item.section) ? configurationItem(settings, item.section) : theirs[index],
+        );
+      },
+      didChangeConfiguration: async () => {
+        await deps.notifyConfiguration({ [SECTION]: deps.serverSettings() });
+      },
+    },
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * What the status bar says: a pure function of the last `codedraft/status` notification, whether
+ * the language client runs, and whether completions are on, so it can be tested without VS Code.
+ */
+import type { LastCompletion, StatusParams } from './protocol';
+
+export type ClientPhase = 'starting' | 'running' | 'stopped';
+
+export interface StatusPresentation {
+  text: string;
+  tooltip: string;
+  severity: 'normal' | 'warning' | 'error';
+}
+
+/** `85 ms · 92% reused`: latency and the share of the prompt the KV cache already held. */
+export function describeLastCompletion(last: LastCompletion): string {
+  const latency = `${Math.round(last.latencyMs)} ms`;
+  if (last.promptTokens <= 0) {
+    return latency;
+  }
+  const reused = Math.round((100 * Math.min(last.reusedTokens, last.promptTokens)) / last.promptTokens);
+  return `${latency} · ${reused}% reused`;
+}
+
+function modelAndDevice(status: StatusParams): string {
+  return [status.model, status.device].filter((part) => part !== undefined && part.length > 0).join(' · ');
+}
+
+function stateLabel(status: StatusParams): { icon: string; label: string; severity: StatusPresentation['severity'] } {
+  switch (status.state) {
+    case 'loading':
+      return { icon: '$(loading~spin)', label: 'loading', severity: 'normal' };
+    case 'indexing': {
+      const progress = status.index === undefined ? '' : ` ${status.index.done}/${status.index.total}`;
+      return { icon: '$(sync~spin)', label: `indexing${progress}`, severity: 'normal' };
+    }
+    case 'ready':
+      return { icon: '$(sparkle)', label: 'ready', severity: 'normal' };
+    case 'degraded':
+      // The server is up but cannot reach the inference daemon: no suggestions until it is back.
+      return { icon: '$(warning)', label: 'daemon down', severity: 'warning' };
+    case 'error':
+      return { icon: '$(error)', label: 'error', severity: 'error' };
+  }
+}
+
+/** Details, one per line, for the tooltip and the "show status" view. */
+export function statusDetails(status: StatusParams | undefined, phase: ClientPhase, completionEnabled: boolean): string[] {
+  const lines: string[] = [];
+  if (phase !== 'running' || status === undefined) {
+    lines.push(phase === 'stopped' ? 'Language server: not running' : 'Language server: starting');
+  } else {
+    lines.push(`State: ${stateLabel(status).label}${status.message ? ` (${status.message})` : ''}`);
+    if (status.model) {
+      lines.push(`Model: ${status.model}`);
+    }
+    if (status.device) {
+      lines.push(`Device: ${status.device}`);
+    }
+    if (status.index) {
+      lines.push(`Index: ${status.index.done} of ${status.index.total} files`);
+    }
+    if (status.lastCompletion) {
+      const last = status.lastCompletion;
+      lines.push(
+        `Last completion: ${describeLastCompletion(last)} (${last.reusedTokens} of ${last.promptTokens} prompt tokens from cache)`,
+      );
+    }
+    if (status.suppressed) {
+      lines.push(`Last suggestion suppressed: ${status.suppressed}`);
+    }
+  }
+  lines.push(`Completions: ${completionEnabled ? 'on' : 'off'}`);
+  return lines;
+}
+
+export function presentStatus(
+  status: StatusParams | undefined,
+  phase: ClientPhase,
+  completionEnabled: boolean,
+): StatusPresentation {
+  const tooltip = [...statusDetails(status, phase, completionEnabled), 'Click for details'].join('\n');
+  const off = completionEnabled ? '' : ' (off)';
+  if (phase === 'stopped') {
+    return { text: '$(debug-disconnect) codedraft: stopped', tooltip, severity: 'error' };
+  }
+  if (phase === 'starting' || status === undefined) {
+    return { text: '$(loading~spin) codedraft: starting', tooltip, severity: 'normal' };
+  }
+  const { icon, label, severity } = stateLabel(status);
+  const where = modelAndDevice(status);
+  const parts = [status.state === 'ready' && where.length > 0 ? where : `codedraft: ${label}`];
+  if (status.state !== 'ready' && where.length > 0) {
+    parts.push(where);
+  }
+  if (status.state === 'ready' && status.lastCompletion) {
+    parts.push(describeLastCompletion(status.lastCompletion));
+  }
+  return { text: `${completionEnabled ? icon : '$(circle-slash)'} ${parts.join(' · ')}${off}`, tooltip, severity };
+}

@@ -1,0 +1,58 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+import { ExtensionCommand, ServerCommand } from '../src/protocol';
+
+interface Manifest {
+  main: string;
+  engines: { vscode: string };
+  devDependencies: Record<string, string>;
+  contributes: {
+    commands: { command: string; title: string; enablement?: string }[];
+    menus: Record<string, { command: string; when?: string }[]>;
+  };
+}
+
+const root = path.join(__dirname, '..', '..');
+const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as Manifest;
+
+describe('package.json', () => {
+  const contributed = manifest.contributes.commands.map((c) => c.command);
+
+  it('contributes the palette commands, and not the status query', () => {
+    assert.deepEqual(contributed.sort(), [
+      ExtensionCommand.showStatus,
+      ExtensionCommand.toggle,
+      ServerCommand.fix,
+      ServerCommand.refactor,
+      ServerCommand.reindex,
+    ].sort());
+  });
+
+  it('enables server commands only while the server runs, since the client registers them', () => {
+    for (const command of manifest.contributes.commands) {
+      const fromServer = (Object.values(ServerCommand) as string[]).includes(command.command);
+      assert.equal(command.enablement === 'codedraft.serverRunning', fromServer, command.command);
+    }
+  });
+
+  it('lists only contributed commands in menus', () => {
+    for (const [menu, entries] of Object.entries(manifest.contributes.menus)) {
+      for (const entry of entries) {
+        assert.ok(contributed.includes(entry.command), `${menu}: ${entry.command}`);
+      }
+    }
+    assert.deepEqual(
+      manifest.contributes.menus['editor/context'].map((e) => e.command),
+      [ServerCommand.refactor, ServerCommand.fix],
+    );
+  });
+
+  it('points at the compiled entry point and an engine the API types allow', () => {
+    assert.ok(fs.existsSync(path.join(root, manifest.main)), manifest.main);
+    const engine = manifest.engines.vscode.replace(/^\^/, '');
+    assert.equal(manifest.devDependencies['@types/vscode'], engine);
+  });
+});

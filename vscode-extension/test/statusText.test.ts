@@ -1,0 +1,67 @@
+import * as assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { StatusParams } from '../src/protocol';
+import { describeLastCompletion, presentStatus, statusDetails } from '../src/statusText';
+
+const ready: StatusParams = {
+  state: 'ready',
+  message: 'ready',
+  model: 'qwen2.5-coder-1.5b',
+  device: 'cuda',
+  lastCompletion: { latencyMs: 84.6, promptTokens: 1200, reusedTokens: 1104 },
+};
+
+describe('status bar text', () => {
+  it('shows model, device, latency and cache reuse when ready', () => {
+    const shown = presentStatus(ready, 'running', true);
+    assert.equal(shown.text, '$(sparkle) qwen2.5-coder-1.5b · cuda · 85 ms · 92% reused');
+    assert.equal(shown.severity, 'normal');
+  });
+  it('shows each backend state', () => {
+    assert.equal(
+      presentStatus({ state: 'loading', message: 'loading model', model: 'tiny', device: 'cpu' }, 'running', true).text,
+      '$(loading~spin) codedraft: loading · tiny · cpu',
+    );
+    assert.equal(
+      presentStatus({ state: 'indexing', message: '', index: { done: 40, total: 120 } }, 'running', true).text,
+      '$(sync~spin) codedraft: indexing 40/120',
+    );
+    const down = presentStatus({ state: 'degraded', message: 'daemon unreachable' }, 'running', true);
+    assert.equal(down.text, '$(warning) codedraft: daemon down');
+    assert.equal(down.severity, 'warning');
+    const error = presentStatus({ state: 'error', message: 'model not found' }, 'running', true);
+    assert.equal(error.text, '$(error) codedraft: error');
+    assert.equal(error.severity, 'error');
+  });
+  it('shows the client phase before the server speaks', () => {
+    assert.equal(presentStatus(undefined, 'starting', true).text, '$(loading~spin) codedraft: starting');
+    assert.equal(presentStatus(ready, 'stopped', true).text, '$(debug-disconnect) codedraft: stopped');
+  });
+  it('marks completions turned off', () => {
+    assert.equal(presentStatus(ready, 'running', false).text, '$(circle-slash) qwen2.5-coder-1.5b · cuda · 85 ms · 92% reused (off)');
+  });
+});
+
+describe('status details', () => {
+  it('lists every known fact', () => {
+    assert.deepEqual(statusDetails({ ...ready, index: { done: 3, total: 3 }, suppressed: 'repeats the next line' }, 'running', true), [
+      'State: ready (ready)',
+      'Model: qwen2.5-coder-1.5b',
+      'Device: cuda',
+      'Index: 3 of 3 files',
+      'Last completion: 85 ms · 92% reused (1104 of 1200 prompt tokens from cache)',
+      'Last suggestion suppressed: repeats the next line',
+      'Completions: on',
+    ]);
+    assert.deepEqual(statusDetails(undefined, 'stopped', false), ['Language server: not running', 'Completions: off']);
+  });
+  it('puts the details in the tooltip', () => {
+    assert.equal(presentStatus({ state: 'degraded', message: 'daemon unreachable' }, 'running', true).tooltip,
+      'State: daemon down (daemon unreachable)\nCompletions: on\nClick for details');
+  });
+  it('copes with an empty prompt', () => {
+    assert.equal(describeLastCompletion({ latencyMs: 12, promptTokens: 0, reusedTokens: 0 }), '12 ms');
+    assert.equal(describeLastCompletion({ latencyMs: 12, promptTokens: 10, reusedTokens: 30 }), '12 ms · 100% reused');
+  });
+});
