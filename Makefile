@@ -11,7 +11,7 @@ ARGS ?=
 SYSTEM_PACKAGES ?= neovim bubblewrap
 SYSTEM_COMMANDS ?= nvim bwrap
 
-.PHONY: install system-deps run test lint typecheck pytest proto ext-test clean
+.PHONY: install system-deps run test e2e lint typecheck pytest proto ext-test clean
 
 install: $(STAMP)
 
@@ -49,6 +49,11 @@ ext-test:
 	@if [ -f vscode-extension/package.json ]; then \
 		cd vscode-extension && npm ci --no-audit --no-fund && npm run compile && npm run lint && npm test; \
 	else echo "vscode-extension: not built yet (issue 9); no extension tests to run"; fi
+
+# A real VS Code (code-server) with the packaged extension, against `codedraft lsp` and the daemon on
+# the embedded model; installs code-server and Chromium on first use.
+e2e: $(STAMP)
+	cd vscode-extension && npm ci --no-audit --no-fund && bash e2e/run.sh
 
 proto: $(STAMP)
 	$(PY) -m inference.protogen
