@@ -64,6 +64,15 @@ class Tokenizer:
             ids.insert(0, self.bos_token_id)
         return ids
 
+    def escape_special(self, text: str) -> str:
+        """``text`` with every special token written in it broken up by a zero-width space after its
+        first character, so that text from a user's files is never read as a control token (a file
+        that mentions ``<|endoftext|>`` must not end the prompt)."""
+        for token in self.special_tokens:
+            if token in text:
+                text = text.replace(token, f"{token[0]}\u200b{token[1:]}")
+        return text
+
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """Text of `ids` (special tokens kept unless asked otherwise)."""
         return str(self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens))

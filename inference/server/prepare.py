@@ -46,7 +46,9 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
     validation.check_complete(request)
     sampling, spec_mode, allow_cut = _settings(request, served.limits.default_completion_tokens, served)
     sampling.stop_token_ids = tuple(sorted(served.fim.stop_token_ids))
-    snippets = [((s.path, s.text), s.score) for s in request.snippets]
+    # Client text never carries control tokens: special-token strings in code are escaped.
+    escape = served.tokenizer.escape_special
+    snippets = [((escape(s.path), escape(s.text)), s.score) for s in request.snippets]
     budget = prompt_budget.PromptBudget(served.context_length, sampling.max_tokens)
 
     def fit() -> prompt_budget.FittedPrompt:
@@ -54,10 +56,10 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
             served.tokenizer,
             served.fim,
             budget,
-            request.prefix,
-            request.suffix,
+            escape(request.prefix),
+            escape(request.suffix),
             snippets,
-            request.path,
+            escape(request.path),
             allow_cut,
         )
 
@@ -72,7 +74,9 @@ def prepare_generate(request: pb.GenerateRequest, served: ServedModel) -> Prepar
     tokenizer = served.tokenizer
     if request.WhichOneof("input") == "chat":
         chat = served.chat or ChatTemplate(None, tokenizer.bos_token, tokenizer.eos_token)
-        messages = [{"role": m.role, "content": m.content} for m in request.chat.messages]
+        messages = [
+            {"role": m.role, "content": tokenizer.escape_special(m.content)} for m in request.chat.messages
+        ]
         ends = (tokenizer.token_id(t) for t in CHAT_END_TOKENS)
         sampling.stop_token_ids = tuple(sorted({i for i in ends if i is not None}))
 

@@ -74,3 +74,15 @@ def test_flush_releases_an_incomplete_character(tokenizer: Tokenizer) -> None:
     assert streamed == "a"
     assert tail == tokenizer.decode(ids[:-1])[1:] and tail.endswith("\ufffd")
     assert decoder.flush() == ""
+
+
+def test_escaped_special_tokens_are_plain_text(tmp_path: Path) -> None:
+    tokenizer = Tokenizer.from_dir(write_tokenizer(tmp_path))
+    text = "marker = '<|endoftext|>' + '<|fim_middle|>'"
+    eos, middle = special_token_id("<|endoftext|>"), special_token_id("<|fim_middle|>")
+    assert eos in tokenizer.encode(text) and middle in tokenizer.encode(text)
+    escaped = tokenizer.escape_special(text)
+    ids = tokenizer.encode(escaped)
+    assert eos not in ids and middle not in ids
+    assert tokenizer.decode(ids).replace("\u200b", "") == text
+    assert tokenizer.escape_special("plain code") == "plain code"
