@@ -176,7 +176,8 @@ class LLMEngine:
         return [seq.take_output() for seq in dict.fromkeys(touched) if seq.pending_tokens or seq.is_done]
 
     def _supersede(self, new: Sequence, touched: list[Sequence]) -> None:
-        """A newer completion of the same editor session makes the older ones pointless."""
+        """A newer completion of the same editor session makes the older ones pointless (only older
+        ones: two that arrive in one step must not cancel each other)."""
         if new.request.kind != RequestKind.COMPLETION or new.request.session_id is None:
             return
         with self._lock:
@@ -184,7 +185,8 @@ class LLMEngine:
         session = new.request.session_id
         for seq in live:
             old = seq.request
-            if seq is not new and old.kind == RequestKind.COMPLETION and old.session_id == session:
+            same_session = old.kind == RequestKind.COMPLETION and old.session_id == session
+            if same_session and seq.arrival < new.arrival and seq.status != SeqStatus.FINISHED:
                 self._finish(seq, FinishReason.CANCELLED)
                 touched.append(seq)
 
