@@ -7,12 +7,15 @@ from typing import Any
 
 from lsprotocol import types
 
+from lsp_server.agent.lsp_fix import run_agent_fix
 from lsp_server.rewrite.prompts import fix_instruction
 from lsp_server.rewrite.session import run_rewrite
+from lsp_server.rewrite.workspace_edit import ANNOTATION_ID
 from lsp_server.server import CodedraftServer
 
 REFACTOR_TITLE = "Refactor with codedraft…"
 FIX_TITLE = "Fix with codedraft"
+NOT_VERIFIED = "not verified: set codedraft.agent.checkCommand to have fixes checked before they are offered"
 
 
 def setup(server: CodedraftServer) -> None:
@@ -66,13 +69,19 @@ def setup(server: CodedraftServer) -> None:
         if action.title != FIX_TITLE or "uri" not in data:
             return action
         messages = [str(m) for m in data.get("diagnostics", [])]
-        result = await run_rewrite(
-            ls, data["uri"], range_from_json(data["range"]), fix_instruction(messages), messages, FIX_TITLE
-        )
-        if result.edit is not None:
-            action.edit = result.edit
+        span = range_from_json(data["range"])
+        if ls.settings.agent.check_command:
+            fix = await run_agent_fix(ls, data["uri"], span, messages, FIX_TITLE)
+            edit, error = fix.edit, fix.error
         else:
-            action.disabled = types.CodeActionDisabled(reason=result.error or "no fix")
+            result = await run_rewrite(ls, data["uri"], span, fix_instruction(messages), messages, FIX_TITLE)
+            edit, error = result.edit, result.error
+            if edit is not None and edit.change_annotations:
+                edit.change_annotations[ANNOTATION_ID].description = NOT_VERIFIED
+        if edit is not None:
+            action.edit = edit
+        else:
+            action.disabled = types.CodeActionDisabled(reason=error or "no fix")
         return action
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_server.features.code_actions import FIX_TITLE, REFACTOR_TITLE, range_from_json
+from lsp_server.agent.lsp_fix import run_agent_fix
+from lsp_server.features.code_actions import FIX_TITLE, NOT_VERIFIED, REFACTOR_TITLE, range_from_json
 from lsp_server.features.lifecycle import start_index
 from lsp_server.rewrite.prompts import DEFAULT_INSTRUCTION, fix_instruction
 from lsp_server.rewrite.session import run_rewrite
@@ -48,7 +49,10 @@ def setup(server: CodedraftServer) -> None:
         """Fixes the problems (``diagnostics``: messages) in ``{uri, range}`` and proposes the edit."""
         target = _target(args)
         messages = [str(m) for m in target.get("diagnostics") or []]
-        return await _rewrite_and_apply(ls, target, fix_instruction(messages), messages, FIX_TITLE)
+        if ls.settings.agent.check_command:
+            return await _verified_fix_and_apply(ls, target, messages)
+        response = await _rewrite_and_apply(ls, target, fix_instruction(messages), messages, FIX_TITLE)
+        return {**response, "verified": False, "note": NOT_VERIFIED}
 
 
 def _target(args: tuple[Any, ...]) -> dict[str, Any]:
@@ -74,6 +78,26 @@ async def _rewrite_and_apply(
     )
     return {
         "id": result.id,
+        "applied": bool(response.applied),
+        "reason": None if response.applied else (response.failure_reason or "the edit was not applied"),
+    }
+
+
+async def _verified_fix_and_apply(
+    ls: CodedraftServer, target: dict[str, Any], messages: list[str]
+) -> dict[str, Any]:
+    """The agent loop's fix: proposed for confirmation only once the configured check passed."""
+    fix = await run_agent_fix(
+        ls, target["uri"], range_from_json(_plain(target["range"])), messages, FIX_TITLE
+    )
+    if fix.edit is None:
+        return {"id": fix.id, "applied": False, "verified": False, "reason": fix.error, **fix.summary}
+    response = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=fix.edit, label=FIX_TITLE)
+    )
+    return {
+        "id": fix.id,
+        **fix.summary,
         "applied": bool(response.applied),
         "reason": None if response.applied else (response.failure_reason or "the edit was not applied"),
     }

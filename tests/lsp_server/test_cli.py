@@ -15,9 +15,7 @@ CODEDRAFT = Path(sys.executable).parent / "codedraft"
 
 # Subcommands whose feature has not landed, with the issue that builds it. Remove an entry when its
 # issue lands; the test then stops expecting "not implemented yet".
-PENDING: dict[str, tuple[list[str], int]] = {
-    "fix": (["x.py", "--check", "true"], 8),
-}
+PENDING: dict[str, tuple[list[str], int]] = {}
 
 
 def codedraft(
