@@ -41,6 +41,9 @@ class FixTask:
     time_limit_s: float = 120.0
     use_tools: bool = False
     """Declare function-calling tools (for chat templates that support them)."""
+    instruction: str | None = None
+    """A refactor's instruction: the edit must do this and leave the check passing. A check that
+    already passes before the edit then does not end the loop."""
 
 
 @dataclass
@@ -141,6 +144,7 @@ class _FixRun:
         self.attempts: list[Attempt] = []
         self.notes: list[AttemptNote] = []
         self.passed: CheckRun | None = None
+        self.baseline_passed = False
         self.passing_changes: dict[str, tuple[str | None, str]] = {}
 
     async def check(self) -> CheckRun:
@@ -154,8 +158,9 @@ class _FixRun:
     async def run(self) -> FixResult:
         self.progress(f"checking the untouched copy: {self.task.check_command}")
         baseline = await self.check()
+        self.baseline_passed = baseline.passed
         warnings = list(baseline.warnings)
-        if baseline.passed:
+        if baseline.passed and self.task.instruction is None:
             self.progress("the check already passes")
             return FixResult("already passing", baseline, baseline, warnings=warnings)
         failure = baseline.output
@@ -193,6 +198,8 @@ class _FixRun:
             failure,
             self.task.diagnostics,
             self.notes,
+            instruction=self.task.instruction,
+            baseline_passed=self.baseline_passed,
             **extra,
         )
 

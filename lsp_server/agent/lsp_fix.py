@@ -40,9 +40,15 @@ class AgentFix:
 
 
 async def run_agent_fix(
-    ls: CodedraftServer, uri: str, span: types.Range, diagnostics: list[str], title: str
+    ls: CodedraftServer,
+    uri: str,
+    span: types.Range,
+    diagnostics: list[str],
+    title: str,
+    instruction: str | None = None,
 ) -> AgentFix:
-    """Runs the agent loop for the lines of ``span`` in ``uri`` with the configured check."""
+    """Runs the agent loop for the lines of ``span`` in ``uri`` with the configured check: a fix, or
+    with ``instruction`` a refactor that must leave the check passing."""
     fix = AgentFix(id=uuid.uuid4().hex)
     settings = ls.settings.agent
     document = ls.open_document(uri)
@@ -68,6 +74,7 @@ async def run_agent_fix(
         step_limit=settings.step_limit,
         time_limit_s=float(settings.time_limit_s),
         use_tools=await _model_takes_tools(ls),
+        instruction=instruction,
     )
     progress = await _begin_progress(ls, fix.id, title)
 

@@ -42,19 +42,30 @@ def fix_messages(
     diagnostics: Sequence[str],
     attempts: Sequence[AttemptNote],
     system: str = SYSTEM,
+    instruction: str | None = None,
+    baseline_passed: bool = False,
 ) -> list[pb.ChatMessage]:
-    """The messages of one propose step."""
+    """The messages of one propose step: a fix of what fails, or (with ``instruction``) a refactor that
+    must leave the check passing."""
     parts = [f"File {target.path}:\n```\n{_numbered(file_text)}\n```"]
-    parts.append(f"The problem is around lines {target.first + 1}-{target.last + 1}.")
+    if instruction is not None:
+        parts.append(f"Change lines {target.first + 1}-{target.last + 1}: {instruction}")
+    else:
+        parts.append(f"The problem is around lines {target.first + 1}-{target.last + 1}.")
     if diagnostics:
         parts.append("Problems reported there:\n" + "\n".join(f"- {d}" for d in diagnostics))
-    parts.append(f"The check `{check_command}` fails with:\n```\n{_tail(failure, MAX_OUTPUT_CHARS)}\n```")
+    if instruction is not None and baseline_passed and not attempts:
+        parts.append(f"The check `{check_command}` passes now and must still pass after the change.")
+    else:
+        parts.append(f"The check `{check_command}` fails with:\n```\n{_tail(failure, MAX_OUTPUT_CHARS)}\n```")
     for number, attempt in enumerate(attempts, 1):
         parts.append(
             f"Attempt {number} proposed:\n```\n{_tail(attempt.reply, MAX_REPLY_CHARS)}\n```\n"
             f"Result: {attempt.outcome}"
         )
-    parts.append("Propose a fix that makes the check pass.")
+    parts.append(
+        "Propose the change." if instruction is not None else "Propose a fix that makes the check pass."
+    )
     return [
         pb.ChatMessage(role="system", content=system),
         pb.ChatMessage(role="user", content="\n\n".join(parts)),

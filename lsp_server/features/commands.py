@@ -42,6 +42,8 @@ def setup(server: CodedraftServer) -> None:
         """Rewrites ``{uri, range}`` following ``instruction`` and proposes the edit for confirmation."""
         target = _target(args)
         instruction = str(target.get("instruction") or DEFAULT_INSTRUCTION)
+        if ls.settings.agent.check_command:
+            return await _verified_fix_and_apply(ls, target, [], REFACTOR_TITLE, instruction)
         return await _rewrite_and_apply(ls, target, instruction, [], REFACTOR_TITLE)
 
     @server.command("codedraft.fix")
@@ -50,7 +52,7 @@ def setup(server: CodedraftServer) -> None:
         target = _target(args)
         messages = [str(m) for m in target.get("diagnostics") or []]
         if ls.settings.agent.check_command:
-            return await _verified_fix_and_apply(ls, target, messages)
+            return await _verified_fix_and_apply(ls, target, messages, FIX_TITLE)
         response = await _rewrite_and_apply(ls, target, fix_instruction(messages), messages, FIX_TITLE)
         return {**response, "verified": False, "note": NOT_VERIFIED}
 
@@ -84,17 +86,19 @@ async def _rewrite_and_apply(
 
 
 async def _verified_fix_and_apply(
-    ls: CodedraftServer, target: dict[str, Any], messages: list[str]
+    ls: CodedraftServer,
+    target: dict[str, Any],
+    messages: list[str],
+    title: str,
+    instruction: str | None = None,
 ) -> dict[str, Any]:
-    """The agent loop's fix: proposed for confirmation only once the configured check passed."""
-    fix = await run_agent_fix(
-        ls, target["uri"], range_from_json(_plain(target["range"])), messages, FIX_TITLE
-    )
+    """The agent loop's fix or refactor: proposed for confirmation only once the configured check
+    passed with it."""
+    span = range_from_json(_plain(target["range"]))
+    fix = await run_agent_fix(ls, target["uri"], span, messages, title, instruction)
     if fix.edit is None:
         return {"id": fix.id, "applied": False, "verified": False, "reason": fix.error, **fix.summary}
-    response = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=fix.edit, label=FIX_TITLE)
-    )
+    response = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=fix.edit, label=title))
     return {
         "id": fix.id,
         **fix.summary,

@@ -117,3 +117,27 @@ async def test_the_time_limit_stops_a_model_that_never_answers(tmp_path: Path) -
     assert [a.outcome for a in result.attempts] == [
         "stopped: the time limit ran out while the model was answering"
     ]
+
+
+async def test_a_refactor_must_keep_a_passing_check_passing(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    source = "def total(items):\n    return sum(items)\n"
+    (root / "calc.py").write_text(source)
+    breaks = (
+        "calc.py\n<<<<<<< SEARCH\n    return sum(items)\n=======\n"
+        "    return sum(items[1:])\n>>>>>>> REPLACE\n"
+    )
+    keeps = (
+        "calc.py\n<<<<<<< SEARCH\n    return sum(items)\n=======\n"
+        "    result = 0\n    for item in items:\n        result += item\n    return result\n>>>>>>> REPLACE\n"
+    )
+    model = ScriptedModel(breaks, keeps)
+    task = FixTask(root, Target("calc.py", 1, 1), CHECK, step_limit=3, instruction="use an explicit loop")
+    result = await run_fix(task, model, Sandbox("auto", Limits(wall_s=30)), lambda _: None)
+    assert result.status == "verified"  # the baseline passed, yet the loop asked for the refactor
+    assert [a.outcome.split(":")[0] for a in result.attempts] == ["the check failed", "the check passed"]
+    first = model.prompts[0][-1].content
+    assert "use an explicit loop" in first and "passes now and must still pass" in first
+    assert "for item in items" in result.changes["calc.py"][1]
+    assert (root / "calc.py").read_text() == source
