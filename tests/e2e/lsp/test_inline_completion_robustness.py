@@ -46,3 +46,18 @@ async def test_bad_requests_get_empty_answers_and_the_server_survives(
             types.ExecuteCommandParams(command="codedraft.status", arguments=[])
         )
         assert result["state"] == "degraded"
+
+
+async def test_a_huge_document_gets_an_empty_answer_quickly(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_lsp(workspace, tmp_path, daemon_address=f"unix:{tmp_path}/none.sock") as client:
+        huge = "value = 1\n" * 900_000  # 9 million characters
+        uri = open_document(client, workspace / "huge.py", huge)
+        result = await client.text_document_inline_completion_async(inline_params(uri, 10, 0))
+        assert list(result.items) == []
+        await wait_for_status(client, lambda s: "larger than" in (s.get("suppressed") or ""))
+        small = open_document(client, workspace / "small.py", "x = 1\n")
+        assert (
+            list((await client.text_document_inline_completion_async(inline_params(small, 1, 0))).items) == []
+        )
