@@ -120,9 +120,12 @@ async def test_a_client_that_goes_away_frees_its_request(running: RunningDaemon,
     assert after.figures.generated_tokens > 0
 
 
-async def test_a_deadline_ends_the_call_and_frees_the_request(running: RunningDaemon) -> None:
+async def test_a_deadline_ends_the_call_and_frees_the_request(endless: RunningDaemon) -> None:
+    endless_request = pb.CompleteRequest(
+        request_id="slow", prefix="def f():\n    ", sampling=pb.SamplingParams(max_tokens=6000)
+    )
     with pytest.raises(DaemonError) as caught:
-        await InferenceClient.collect(running.client.complete(_long_completion("slow"), timeout=0.5))
+        await InferenceClient.collect(endless.client.complete(endless_request, timeout=0.5))
     assert caught.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
-    stats = await wait_idle(running)
+    stats = await wait_idle(endless)
     assert stats.requests_cancelled == 1
