@@ -14,7 +14,7 @@ from inference.config import EngineConfig
 from inference.server.address import DaemonAddress
 from inference.server.app import Daemon
 from inference.server.served_model import ServeSettings, load_served_model
-from tests.daemon.helpers import LONG_PREFIX, LONG_TOKENS, SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
+from tests.daemon.helpers import LONG_PREFIX, SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 
 SHORT = pb.CompleteRequest(prefix="def f():\n    return ", sampling=pb.SamplingParams(max_tokens=2))
 
@@ -80,10 +80,14 @@ async def test_health_says_not_serving_until_the_model_is_loaded(
 
 
 async def test_shutdown_drains_live_streams_with_a_clear_status(
-    tiny_model_dir: Path, short_dir: Path
+    endless_model_dir: Path, short_dir: Path
 ) -> None:
-    running: RunningDaemon = await start_daemon(tiny_model_dir, short_dir, drain_seconds=0.0)
-    long_request = pb.CompleteRequest(prefix=LONG_PREFIX, sampling=pb.SamplingParams(max_tokens=LONG_TOKENS))
+    # a model that never stops by itself: the stream is surely live when SIGTERM comes
+    config = EngineConfig(num_kv_blocks=512, draft_num_kv_blocks=16)
+    running: RunningDaemon = await start_daemon(
+        endless_model_dir, short_dir, drain_seconds=0.0, engine_config=config, max_new_tokens=6000
+    )
+    long_request = pb.CompleteRequest(prefix=LONG_PREFIX, sampling=pb.SamplingParams(max_tokens=6000))
     chunks: list[pb.CompleteChunk] = []
 
     async def read() -> None:
