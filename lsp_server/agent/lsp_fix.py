@@ -19,6 +19,7 @@ from lsp_server.agent.loop import FixResult, FixTask, run_fix
 from lsp_server.agent.model_calls import daemon_generate, supports_tool_calls
 from lsp_server.agent.sandbox import Limits, Sandbox
 from lsp_server.completion.service import RequestRejected
+from lsp_server.progress import begin_progress
 from lsp_server.rewrite.session import STREAM_NOTIFICATION
 from lsp_server.rewrite.workspace_edit import ANNOTATION_ID, EditOutsideWorkspace, check_inside_workspace
 
@@ -76,7 +77,7 @@ async def run_agent_fix(
         use_tools=await _model_takes_tools(ls),
         instruction=instruction,
     )
-    progress = await _begin_progress(ls, fix.id, title)
+    progress = await begin_progress(ls, fix.id, title)
 
     def report(message: str) -> None:
         if progress:
@@ -182,14 +183,3 @@ async def _model_takes_tools(ls: CodedraftServer) -> bool:
     except Exception:  # no model info: the fixed pipeline works with any model
         return False
     return supports_tool_calls(info.model.path)
-
-
-async def _begin_progress(ls: CodedraftServer, token: str, title: str) -> bool:
-    window = ls.client_capabilities.window
-    if window is None or not window.work_done_progress:
-        return False
-    with contextlib.suppress(Exception):  # a client that refuses the token still gets streamText
-        await ls.work_done_progress.create_async(token)
-        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
-        return True
-    return False

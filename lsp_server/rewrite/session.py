@@ -7,7 +7,6 @@ confirmation; nothing is written here.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from lsprotocol import types
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.service import RequestRejected
+from lsp_server.progress import begin_progress
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
 from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace, annotated_edit, check_inside_workspace
@@ -100,7 +100,7 @@ async def run_rewrite(
 
 
 async def _stream_reply(ls: CodedraftServer, request: pb.GenerateRequest, title: str, token: str) -> str:
-    progress = await _begin_progress(ls, token, title)
+    progress = await begin_progress(ls, token, title)
     pieces: list[str] = []
     try:
         async for chunk in ls.daemon.stream_generate(request, REWRITE_TIMEOUT_S):
@@ -118,17 +118,6 @@ async def _stream_reply(ls: CodedraftServer, request: pb.GenerateRequest, title:
         if progress:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     return "".join(pieces)
-
-
-async def _begin_progress(ls: CodedraftServer, token: str, title: str) -> bool:
-    window = ls.client_capabilities.window
-    if window is None or not window.work_done_progress:
-        return False
-    with contextlib.suppress(Exception):  # a client that refuses the token still gets streamText
-        await ls.work_done_progress.create_async(token)
-        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
-        return True
-    return False
 
 
 def _utf16_len(text: str) -> int:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from inference.defaults import default_socket_path
 from inference.server.address import AddressError, DaemonAddress, parse_address
 from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import FilePosition, file_position, positive_int
+from lsp_server.subcommands.values import FilePosition, add_daemon_client_flags, file_position, positive_int
 
 if TYPE_CHECKING:
     from inference.client import InferenceClient
@@ -32,13 +32,6 @@ RUNNING_DAEMON_READY_TIMEOUT_S = 120.0
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("position", type=file_position, metavar="FILE:LINE:COL", help="where to complete")
-    parser.add_argument(
-        "--daemon",
-        metavar="ADDR",
-        default=None,
-        help="address of a running daemon (unix:PATH or tcp:HOST:PORT); default: the default socket, "
-        "or a daemon started for this call",
-    )
     parser.add_argument("--json", action="store_true", help="print the completion and its figures as JSON")
     parser.add_argument(
         "--max-tokens",
@@ -46,13 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="most tokens to generate (default: the daemon's)",
     )
-    parser.add_argument("--token-file", type=Path, default=None, help="token file of a daemon that needs one")
-    parser.add_argument(
-        "--model",
-        type=Path,
-        default=None,
-        help="model directory for a daemon started for this call (default: the embedded model)",
-    )
+    add_daemon_client_flags(parser)
 
 
 def split_at(text: str, position: FilePosition) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import positive_int
+from lsp_server.subcommands.values import add_daemon_client_flags, positive_int
 
 if TYPE_CHECKING:
     from lsp_server.agent.loop import FixResult, FixTask
@@ -44,17 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="how checks are contained (default: auto, the best that works here)",
     )
-    parser.add_argument(
-        "--daemon",
-        metavar="ADDR",
-        default=None,
-        help="address of a running daemon (unix:PATH or tcp:HOST:PORT); default: the default socket, "
-        "or a daemon started for this call",
-    )
-    parser.add_argument("--token-file", type=Path, default=None, help="token file of a daemon that needs one")
-    parser.add_argument(
-        "--model", type=Path, default=None, help="model directory for a daemon started for this call"
-    )
+    add_daemon_client_flags(parser)
 
 
 def parse_target(text: str, workspace: Path) -> tuple[str, int | None]:
