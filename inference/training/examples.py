@@ -1,0 +1,172 @@
+"""Training examples: plain windows and fill-in-the-middle splits (PSM and SPM), packed into rows.
+
+Splits are made on characters and each piece is tokenized on its own (the special tokens separate
+them), exactly as a prompt built at an editor cursor is tokenized, so token boundaries at the cursor
+look the same in training and in use.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+from tokenizers import Tokenizer
+
+from inference.training.corpus import SourceFile
+from inference.training.fim_format import fim_training_text, plain_training_text
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
+_SNIPPET_LINES = 14
+_SNIPPET_MAX_CHARS = 500
+
+
+@dataclass(frozen=True)
+class ExampleMix:
+    """Probabilities of each kind of example; the rest of the FIM mass after SPM is PSM."""
+
+    plain_rate: float = 0.3
+    spm_rate: float = 0.5  # of FIM examples
+    snippet_rate: float = 0.35  # of FIM examples: add <|file_sep|> snippets from the same package
+    path_rate: float = 0.7  # of examples without snippets: name the current file
+
+
+def _window(rng: random.Random, lines: list[str], max_chars: int) -> tuple[int, int]:
+    """A run of whole lines [start, end) of at most ``max_chars`` characters (at least one line)."""
+    start = 0 if rng.random() < 0.15 else rng.randrange(len(lines))
+    end, size = start, 0
+    while end < len(lines) and (end == start or size + len(lines[end]) <= max_chars):
+        size += len(lines[end])
+        end += 1
+    return start, end
+
+
+def split_for_fim(rng: random.Random, text: str) -> tuple[str, str, str]:
+    """(prefix, middle, suffix) of ``text``: whole lines, the rest of a line, or a random span.
+
+    Whole-line and rest-of-line middles leave the newline in the suffix, like a cursor on that line.
+    """
+    lines = text.splitlines(keepends=True)
+    mode = rng.random()
+    if mode < 0.65:
+        i = rng.randrange(len(lines))
+        start = sum(len(line) for line in lines[:i])
+        if mode < 0.4:
+            count = 1 if rng.random() < 0.6 else rng.randint(2, 6)
+            end = start + sum(len(line) for line in lines[i : i + count])
+        else:
+            end = start + len(lines[i])
+            start += rng.randrange(len(lines[i].rstrip("\n")) + 1)
+        if text[end - 1 : end] == "\n" and end > start:
+            end -= 1
+        return text[:start], text[start:end], text[end:]
+    a, b = sorted(rng.randrange(len(text) + 1) for _ in range(2))
+    b = min(b, a + max(1, len(text) // 3))  # keep most of the window as context
+    return text[:a], text[a:b], text[b:]
+
+
+class PackageIndex:
+    """Files grouped by package, to draw context snippets that share identifiers with the middle."""
+
+    def __init__(self, files: list[SourceFile]) -> None:
+        self._by_package: dict[str, list[SourceFile]] = defaultdict(list)
+        for file in files:
+            self._by_package[file.package].append(file)
+
+    def snippets(self, rng: random.Random, file: SourceFile, middle: str) -> list[tuple[str, str]]:
+        """One or two windows from other files of ``file``'s package, preferring ones naming an
+        identifier of ``middle`` (as a retriever would find them)."""
+        others = [f for f in self._by_package[file.package] if f.path != file.path]
+        if not others:
+            return []
+        names = set(_IDENTIFIER.findall(middle))
+        result = []
+        for other in rng.sample(others, min(len(others), rng.randint(1, 2))):
+            lines = other.text.splitlines(keepends=True)
+            hits = [
+                i for i, line in enumerate(lines) if names and names.intersection(_IDENTIFIER.findall(line))
+            ]
+            centre = rng.choice(hits) if hits else rng.randrange(len(lines))
+            start = max(0, centre - _SNIPPET_LINES // 3)
+            text = "".join(lines[start : start + _SNIPPET_LINES])[:_SNIPPET_MAX_CHARS].rstrip("\n")
+            result.append((other.path, text))
+        return result
+
+
+class ExampleStream:
+    """An endless, seeded stream of token rows (B, T) packed from examples of a list of files.
+
+    Files are drawn with probability proportional to their length, so every character of the corpus
+    is about equally likely to be seen.
+    """
+
+    def __init__(
+        self,
+        files: list[SourceFile],
+        tokenizer: Tokenizer,
+        seq_len: int,
+        seed: int,
+        mix: ExampleMix | None = None,
+        chars_per_token: float = 3.6,
+    ) -> None:
+        if not files:
+            raise ValueError("no training files")
+        self._files = files
+        self._weights = [len(f.text) for f in files]
+        self._lines = [f.text.splitlines(keepends=True) for f in files]
+        self._tokenizer = tokenizer
+        self._seq_len = seq_len
+        self._rng = random.Random(seed)
+        self._mix = mix or ExampleMix()
+        self._packages = PackageIndex(files)
+        self._max_chars = int(seq_len * chars_per_token * 0.85)
+        self._buffer: list[int] = []
+
+    def example_text(self) -> str:
+        """One example as text with special tokens."""
+        rng, mix = self._rng, self._mix
+        index = rng.choices(range(len(self._files)), weights=self._weights)[0]
+        file, lines = self._files[index], self._lines[index]
+        if rng.random() < mix.plain_rate:
+            start, end = _window(rng, lines, self._max_chars)
+            path = file.path if start == 0 and rng.random() < mix.path_rate else None
+            return plain_training_text("".join(lines[start:end]), path, end == len(lines))
+        snippet_budget = _SNIPPET_MAX_CHARS * 2 if rng.random() < mix.snippet_rate else 0
+        start, end = _window(rng, lines, self._max_chars - snippet_budget)
+        prefix, middle, suffix = split_for_fim(rng, "".join(lines[start:end]))
+        snippets = self._packages.snippets(rng, file, middle) if snippet_budget else []
+        path = file.path if snippets or rng.random() < mix.path_rate else None
+        spm = rng.random() < mix.spm_rate
+        return fim_training_text(prefix, middle, suffix, spm=spm, path=path, snippets=snippets)
+
+    def batch(self, batch_size: int) -> torch.Tensor:
+        """The next (B, T) int64 rows; examples are concatenated and cut at row boundaries."""
+        need = batch_size * self._seq_len
+        while len(self._buffer) < need:
+            self._buffer.extend(self._tokenizer.encode(self.example_text()).ids)
+        rows, self._buffer = self._buffer[:need], self._buffer[need:]
+        return torch.tensor(rows, dtype=torch.int64).view(batch_size, self._seq_len)  # (B, T)
+
+    def __iter__(self) -> Iterator[str]:
+        while True:
+            yield self.example_text()
+
+
+def plain_rows(
+    files: list[SourceFile], tokenizer: Tokenizer, seq_len: int, max_rows: int
+) -> list[torch.Tensor]:
+    """Deterministic (1, T) rows of whole held-out files, for perplexity: each file is tokenized from
+    its start with its path header and cut into full rows; files are taken in order until ``max_rows``."""
+    rows: list[torch.Tensor] = []
+    for file in files:
+        ids = tokenizer.encode(plain_training_text(file.text, file.path, ends_file=True)).ids
+        for start in range(0, len(ids) - seq_len + 1, seq_len):
+            rows.append(
+                torch.tensor(ids[start : start + seq_len], dtype=torch.int64).view(1, seq_len)
+            )  # (1, T)
+            if len(rows) >= max_rows:
+                return rows
+    return rows

@@ -1,0 +1,64 @@
+"""The sizes and hyper-parameters of the default pair, and a tiny variant for tests."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """A Llama architecture; ``head_dim = hidden_size // num_heads``."""
+
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    intermediate_size: int
+
+
+@dataclass(frozen=True)
+class TrainRecipe:
+    """Everything that determines the trained weights, besides the corpus and the machine."""
+
+    target: ModelShape
+    draft: ModelShape
+    vocab_size: int = 8192
+    seq_len: int = 512
+    batch_size: int = 8
+    steps: int = 2400
+    warmup_steps: int = 100
+    lr: float = 2e-3
+    draft_lr: float = 3e-3
+    min_lr_ratio: float = 0.1
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    distill_weight: float = 0.5  # draft loss = (1 - w) * CE(data) + w * KL(target || draft)
+    held_out_percent: int = 3
+    seed: int = 1234
+    rope_theta: float = 10000.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready record of the recipe, written into the run's log and the card."""
+        return asdict(self)
+
+
+# Sized for one hour on two shared CPU cores (see models/MODEL_CARD.md): a 10-40 M target would see
+# under one pass over the corpus there, so the target is ~4 M and the draft ~1 M (mostly embedding).
+DEFAULT = TrainRecipe(
+    target=ModelShape(hidden_size=192, num_layers=6, num_heads=3, num_kv_heads=1, intermediate_size=512),
+    draft=ModelShape(hidden_size=96, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=256),
+)
+
+TINY = TrainRecipe(
+    target=ModelShape(hidden_size=32, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=64),
+    draft=ModelShape(hidden_size=16, num_layers=1, num_heads=1, num_kv_heads=1, intermediate_size=32),
+    vocab_size=400,
+    seq_len=64,
+    batch_size=2,
+    steps=3,
+    warmup_steps=1,
+)
+
+RECIPES = {"default": DEFAULT, "tiny": TINY}

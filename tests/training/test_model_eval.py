@@ -1,0 +1,47 @@
+"""`codedraft bench model` on the tiny run's models: real generation, every figure present."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from bench.model_eval import main
+from lsp_server.subcommands.errors import CommandError
+
+
+def test_model_eval_runs_on_tiny_models(
+    tiny_run: Path, tiny_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "figures.json"
+    argv = [
+        "--target",
+        str(tiny_run / "codedraft-base"),
+        "--draft",
+        str(tiny_run / "codedraft-draft"),
+        "--corpus-root",
+        str(tiny_corpus),
+        "--cases",
+        "4",
+        "--ppl-rows",
+        "2",
+        "--max-new-tokens",
+        "4",
+        "--json",
+        str(out),
+    ]
+    assert main(argv) == 0
+    figures = json.loads(out.read_text())
+    assert figures["cases"] == 4
+    assert figures["perplexity_tokens"] == 2 * 63
+    assert figures["target_perplexity"] > 1 and figures["draft_perplexity"] > 1
+    assert 0 <= figures["exact_match_empty"] <= 1 and 0 <= figures["draft_greedy_agreement"] <= 1
+    assert not math.isnan(figures["tokens_per_target_pass_k4"])
+    assert "exact match" in capsys.readouterr().out
+
+
+def test_model_eval_names_a_bad_target(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="--target"):
+        main(["--target", str(tmp_path / "missing")])
