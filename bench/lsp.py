@@ -3,11 +3,11 @@ the daemon.
 
 One daemon (``--model``, the embedded model by default) and one ``codedraft lsp`` subprocess driven by
 pygls' LSP client over stdio, as an editor would. For each completion at a cursor in a real source file
-the benchmark takes the round trip the editor sees and the daemon's own time for that request (from
-the ``codedraft/status`` notification), and prints the difference: the server's overhead (document
-handling, retrieval, post-processing, JSON-RPC). Debounce is set to its minimum so it does not count.
-Then it starts long completions and sends ``$/cancelRequest``, timing until the daemon reports no
-active request.
+the benchmark takes the round trip the editor sees and the time the server waited on the daemon's
+stream (from the ``codedraft/status`` notification), and prints the difference: the server's overhead
+(document handling, retrieval, post-processing, JSON-RPC). Debounce is set to its minimum so it does
+not count. Then it starts long completions and sends ``$/cancelRequest``, timing until the daemon
+reports no active request.
 """
 
 from __future__ import annotations

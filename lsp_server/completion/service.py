@@ -71,6 +71,8 @@ class CompletionOutcome:
     reason: str | None = None
     from_cache: bool = False
     latency_ms: float = 0.0
+    daemon_ms: float = 0.0
+    """Time spent waiting on the daemon's stream (the rest of ``latency_ms`` is the server's own)."""
     figures: pb.RequestFigures | None = None
     snippets: list[Snippet] = field(default_factory=list)
 
@@ -97,6 +99,7 @@ class CompletionService:
         """The suggestion at ``query``'s cursor; supersedes the document's previous request."""
         started = time.monotonic()
         settings = self._settings()
+        self.debounce.min_ms, self.debounce.max_ms = settings.debounce_ms, settings.max_debounce_ms
         context = CursorContext(query.text[: query.offset], query.text[query.offset :], query.language)
         reason = suppression_reason(context, settings, deleted=query.deleted)
         if reason is not None:
@@ -155,6 +158,7 @@ class CompletionService:
             sampling=pb.SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens),
             speculation=_SPECULATION.get(settings.speculation, pb.SPECULATION_MODE_AUTO),
         )
+        streaming = time.monotonic()
         try:
             text, figures = await self._stream_text(request, context, settings.timeout_ms / 1000.0)
         except TimeoutError:
@@ -165,13 +169,14 @@ class CompletionService:
             return CompletionOutcome(
                 None, f"the daemon refused the request: {error}", latency_ms=_ms_since(started)
             )
+        daemon_ms = _ms_since(streaming)
         verdict = postprocess(context, text)
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
-            return CompletionOutcome(None, reason, latency_ms=latency, figures=figures, snippets=snippets)
+            return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets)
         self.cache.remember(query.uri, context.prefix, context.suffix, verdict.text)
-        return CompletionOutcome(verdict.text, latency_ms=latency, figures=figures, snippets=snippets)
+        return CompletionOutcome(verdict.text, None, False, latency, daemon_ms, figures, snippets)
 
     async def _stream_text(
         self, request: pb.CompleteRequest, context: CursorContext, timeout_s: float

@@ -27,7 +27,7 @@ async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position)
                 "latencyMs": round(outcome.latency_ms, 1),
                 "promptTokens": figures.prompt_tokens if figures is not None else 0,
                 "reusedTokens": figures.reused_tokens if figures is not None else 0,
-                "daemonMs": round(figures.total_ms, 1) if figures is not None else 0.0,
+                "daemonMs": round(outcome.daemon_ms, 1),
             },
         )
     return outcome

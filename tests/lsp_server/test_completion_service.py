@@ -161,3 +161,12 @@ async def test_snippets_are_sent_and_kept_while_on_one_line() -> None:
     assert [c.line for c in calls] == [0, 1]
     sent = daemon.requests[0].snippets[0]
     assert (sent.path, sent.start_line, sent.source) == ("lib.py", 10, "definitions")
+
+
+async def test_debounce_follows_changed_settings() -> None:
+    current = {"settings": SETTINGS}
+    daemon = ScriptedDaemon(["x"])
+    service = CompletionService(lambda: current["settings"], daemon.stream)
+    current["settings"] = CompletionSettings(debounce_ms=40, max_debounce_ms=90)
+    await service.complete(query("y = |\n"))
+    assert (service.debounce.min_ms, service.debounce.max_ms) == (40, 90)
