@@ -32,8 +32,22 @@ def supports_tool_calls(model_dir: str) -> bool:
     return isinstance(template, str) and "<tool_call>" in template and "tools" in template
 
 
+def reply_token_limit(info: pb.ModelInfo) -> int:
+    """Most reply tokens to ask a daemon for: its own limit, and half the model's context at most so
+    the prompt keeps room."""
+    limits = [MAX_REPLY_TOKENS]
+    if info.max_new_tokens:
+        limits.append(info.max_new_tokens)
+    if info.model.context_length:
+        limits.append(info.model.context_length // 2)
+    return max(1, min(limits))
+
+
 def daemon_generate(
-    stream: StreamGenerate, session_id: str, on_delta: Callable[[str, str], None] | None = None
+    stream: StreamGenerate,
+    session_id: str,
+    on_delta: Callable[[str, str], None] | None = None,
+    max_tokens: int = MAX_REPLY_TOKENS,
 ) -> Generate:
     """A :data:`Generate` over a daemon stream; ``on_delta(request_id, text)`` sees the reply grow."""
 
@@ -42,7 +56,7 @@ def daemon_generate(
             request_id=uuid.uuid4().hex,
             session_id=session_id,
             chat=pb.ChatMessages(messages=messages),
-            sampling=pb.SamplingParams(temperature=0.0, max_tokens=MAX_REPLY_TOKENS),
+            sampling=pb.SamplingParams(temperature=0.0, max_tokens=max_tokens),
         )
         pieces: list[str] = []
         async for chunk in stream(request, GENERATE_TIMEOUT_S):

@@ -86,7 +86,7 @@ async def _fix(
 
     from inference.client import DaemonError, InferenceClient
     from lsp_server.agent.loop import run_fix
-    from lsp_server.agent.model_calls import daemon_generate, supports_tool_calls
+    from lsp_server.agent.model_calls import daemon_generate, reply_token_limit, supports_tool_calls
     from lsp_server.agent.sandbox import Limits, Sandbox
     from lsp_server.subcommands.complete import _wait_started
 
@@ -107,7 +107,7 @@ async def _fix(
                 if not args.json:
                     print(f"codedraft fix: {message}", file=sys.stderr, flush=True)
 
-            generate = daemon_generate(stream, f"cli-fix-{os.getpid()}")
+            generate = daemon_generate(stream, f"cli-fix-{os.getpid()}", max_tokens=reply_token_limit(info))
             sandbox = Sandbox(args.sandbox, Limits(wall_s=float(args.time_limit)))
             return await run_fix(task, generate, sandbox, progress)
         except DaemonError as error:

@@ -139,3 +139,25 @@ async def test_without_a_check_the_one_shot_fix_says_it_is_not_verified(
         assert result["applied"] is True and result["verified"] is False
         assert "not verified" in result["note"]
         assert not [s for s in client.streamed if "[codedraft] step" in s["delta"]]
+
+
+def test_the_embedded_model_is_handled_cleanly(tmp_path: Path) -> None:
+    """Through a daemon started for the call on the embedded model: whatever it says, the loop
+    ends with a clear verdict, each attempt has a reason, and the workspace is untouched."""
+    from inference.defaults import default_model_dir
+
+    root = workspace(tmp_path)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    (tmp_path / "run").mkdir(mode=0o700)
+    result = subprocess.run(
+        [CODEDRAFT, "fix", "calc.py:6", "--check", CHECK, "--steps", "2", "--json", "--model",
+         str(default_model_dir())],
+        cwd=root, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] in ("verified", "no verified fix")
+    assert report["baseline"]["exit_code"] != 0
+    assert 1 <= len(report["attempts"]) <= 2
+    assert all(attempt["outcome"] for attempt in report["attempts"])
+    assert (root / "calc.py").read_text() == CALC
