@@ -100,6 +100,9 @@ class CompletionService:
         started = time.monotonic()
         settings = self._settings()
         self.debounce.min_ms, self.debounce.max_ms = settings.debounce_ms, settings.max_debounce_ms
+        previous = self._inflight.pop(query.uri, None)
+        if previous is not None:
+            previous.cancel()  # whatever this request turns out to be, the older one is stale
         context = CursorContext(query.text[: query.offset], query.text[query.offset :], query.language)
         reason = suppression_reason(context, settings, deleted=query.deleted)
         if reason is not None:
@@ -107,9 +110,6 @@ class CompletionService:
         cached = self.cache.lookup(query.uri, context.prefix, context.suffix)
         if cached is not None:
             return CompletionOutcome(cached, from_cache=True, latency_ms=_ms_since(started))
-        previous = self._inflight.pop(query.uri, None)
-        if previous is not None:
-            previous.cancel()
         task = asyncio.ensure_future(self._ask_model(query, context, settings, started))
         self._inflight[query.uri] = task
         try:

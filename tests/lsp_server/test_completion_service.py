@@ -170,3 +170,15 @@ async def test_debounce_follows_changed_settings() -> None:
     current["settings"] = CompletionSettings(debounce_ms=40, max_debounce_ms=90)
     await service.complete(query("y = |\n"))
     assert (service.debounce.min_ms, service.debounce.max_ms) == (40, 90)
+
+
+async def test_a_suppressed_request_still_cancels_the_older_one() -> None:
+    daemon = ScriptedDaemon(["slow"], hang=True)
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    older = asyncio.ensure_future(service.complete(query("x = |\n")))
+    while not daemon.requests:
+        await asyncio.sleep(0.001)
+    deleting = await service.complete(query("x = |\n", deleted=True))
+    assert deleting.reason == "the last edit deleted text"
+    assert (await older).reason == "superseded by a newer request"
+    assert daemon.closed == [True]
