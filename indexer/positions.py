@@ -11,6 +11,11 @@ def utf16_column(line_bytes: bytes) -> int:
     return len(line_bytes.decode("utf-8", "replace").encode("utf-16-le")) // 2
 
 
+def utf16_length(text: str) -> int:
+    """The length of ``text`` in UTF-16 code units (characters outside the BMP count two)."""
+    return sum(2 if ord(char) > 0xFFFF else 1 for char in text)
+
+
 class LineIndex:
     """Byte offsets of line starts in one file, to turn byte offsets into (line, UTF-16 column)."""
 

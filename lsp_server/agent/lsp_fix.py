@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from indexer.positions import utf16_length
 from lsp_server.agent.edits import Target
 from lsp_server.agent.loop import FixResult, FixTask, run_fix
 from lsp_server.agent.model_calls import daemon_generate, supports_tool_calls
@@ -161,7 +162,7 @@ def changed_lines(before: str, after: str) -> tuple[types.Range, str]:
         end = types.Position(line=end_line, character=0)
     else:  # through the end of a last line without a newline
         last = old[-1]
-        end = types.Position(line=len(old) - 1, character=sum(2 if ord(c) > 0xFFFF else 1 for c in last))
+        end = types.Position(line=len(old) - 1, character=utf16_length(last))
     start = types.Position(line=prefix, character=0)
     return types.Range(start=start, end=end), "".join(new[prefix : len(new) - suffix])
 

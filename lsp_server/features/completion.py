@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
+from indexer.positions import utf16_length
+from indexer.retrieval.base import cursor_offset
 from lsp_server.features.suggest import suggestion_at
 from lsp_server.server import CodedraftServer
 
@@ -31,11 +33,11 @@ def setup(server: CodedraftServer) -> None:
 def suggestion_item(lines: Sequence[str], position: types.Position, text: str) -> types.CompletionItem:
     """One item that inserts ``text`` at the cursor. Its edit also covers the word typed before the
     cursor, so editors that filter items by that word keep showing it."""
-    line_text = lines[position.line] if position.line < len(lines) else ""
-    before = _utf16_prefix(line_text, position.character)
+    line_text = (lines[position.line] if position.line < len(lines) else "").rstrip("\r\n")
+    before = line_text[: cursor_offset(line_text, 0, position.character)]
     word = _WORD_BEFORE.search(before)
     typed = word.group(0) if word else ""
-    start = types.Position(line=position.line, character=position.character - _utf16_len(typed))
+    start = types.Position(line=position.line, character=position.character - utf16_length(typed))
     first_line = text.split("\n", 1)[0]
     return types.CompletionItem(
         label=(typed + first_line).strip() or text.strip().split("\n", 1)[0],
@@ -48,16 +50,3 @@ def suggestion_item(lines: Sequence[str], position: types.Position, text: str) -
         sort_text="0",
         preselect=True,
     )
-
-
-def _utf16_len(text: str) -> int:
-    return sum(2 if ord(char) > 0xFFFF else 1 for char in text)
-
-
-def _utf16_prefix(line: str, units: int) -> str:
-    count = 0
-    for index, char in enumerate(line):
-        if count >= units:
-            return line[:index]
-        count += 2 if ord(char) > 0xFFFF else 1
-    return line.rstrip("\r\n")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from indexer.positions import utf16_length
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.service import RequestRejected
 from lsp_server.progress import begin_progress
@@ -91,7 +92,7 @@ async def run_rewrite(
         return result
     whole_lines = types.Range(
         start=types.Position(line=first, character=0),
-        end=types.Position(line=last, character=_utf16_len(lines[last])),
+        end=types.Position(line=last, character=utf16_length(lines[last])),
     )
     result.edit = annotated_edit(
         uri, document.version, whole_lines, code.replace("\n", eol), title, instruction
@@ -118,7 +119,3 @@ async def _stream_reply(ls: CodedraftServer, request: pb.GenerateRequest, title:
         if progress:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
     return "".join(pieces)
-
-
-def _utf16_len(text: str) -> int:
-    return sum(2 if ord(char) > 0xFFFF else 1 for char in text)
