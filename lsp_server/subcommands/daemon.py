@@ -150,8 +150,14 @@ async def _serve(
         raise CommandError(str(error)) from None
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
+    received: list[str] = []
+
+    def request_stop(name: str) -> None:
+        received.append(name)
+        stop_requested.set()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop_requested.set)
+        loop.add_signal_handler(signum, request_stop, signum.name)
     print(f"codedraft daemon listening on {bound} (loading {model} on {args.device})", flush=True)
     settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens)
     loading = asyncio.ensure_future(daemon.serve_model(lambda: load_served_model(settings)))
@@ -168,7 +174,7 @@ async def _serve(
             )
         print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
         await stopping
-    stopped = await daemon.stop("SIGTERM" if stop_requested.is_set() else "shutdown")
+    stopped = await daemon.stop(received[0] if received else "shutdown")
     if loading.done() and (failure := loading.exception()) is not None:
         if isinstance(failure, ModelLoadFailed):
             raise CommandError(str(failure))
