@@ -12,7 +12,6 @@ import dataclasses
 import json
 import os
 import platform
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -39,7 +38,7 @@ DRAFT_DIR = "codedraft-draft"
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--recipe", choices=sorted(RECIPES), default="default", help="size preset")
+    parser.add_argument("--recipe", choices=sorted(RECIPES), default="long-context", help="preset")
     parser.add_argument("--out-dir", type=Path, default=Path("models"), help="where the two model dirs go")
     parser.add_argument("--work-dir", type=Path, default=Path("runs/train"), help="tokenizer scratch dir")
     parser.add_argument("--corpus-root", type=Path, default=None, help="source tree (default: stdlib)")
@@ -104,18 +103,19 @@ def _recipe(args: argparse.Namespace) -> TrainRecipe:
 
 
 def _resume(
-    source: Path, tokenizer_dir: Path
+    source: Path, tokenizer_dir: Path, seq_len: int
 ) -> tuple[Tokenizer, LlamaForCausalLM, LlamaForCausalLM, dict[str, Any]]:
     """The tokenizer, both models (float32) and the run record of an earlier run's out dir.
 
-    Continuing keeps the tokenizer: the weights' token ids depend on it.
+    Continuing keeps the tokenizer: the weights' token ids depend on it. The context becomes the
+    recipe's ``seq_len`` (RoPE has no learned positions, so a longer one is trained, not rebuilt).
     """
-    tokenizer_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copyfile(source / TARGET_DIR / name, tokenizer_dir / name)
-    tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(source / TARGET_DIR / "tokenizer.json"))
+    write_tokenizer_files(tokenizer, tokenizer_dir, seq_len)
     target = LlamaForCausalLM.from_pretrained(source / TARGET_DIR, dtype=torch.float32)
     draft = LlamaForCausalLM.from_pretrained(source / DRAFT_DIR, dtype=torch.float32)
+    for model in (target, draft):
+        model.config.max_position_embeddings = seq_len
     return tokenizer, target, draft, json.loads((source / "training_run.json").read_text())
 
 
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     tokenizer_dir = args.work_dir / "tokenizer"
     previous: dict[str, Any] = {}
     if args.resume_from is not None:
-        tokenizer, target, draft, previous = _resume(args.resume_from, tokenizer_dir)
+        tokenizer, target, draft, previous = _resume(args.resume_from, tokenizer_dir, recipe.seq_len)
         # A continuation draws new examples rather than replaying the first run's.
         recipe = dataclasses.replace(recipe, seed=recipe.seed + int(previous.get("steps", 0)))
     else:
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     vocab = tokenizer.get_vocab_size()
     log(f"target {parameter_count(target):,} params, draft {parameter_count(draft):,} params, vocab {vocab}")
 
-    stream = ExampleStream(train_files, tokenizer, recipe.seq_len, recipe.seed)
+    stream = ExampleStream(train_files, tokenizer, recipe.seq_len, recipe.seed, recipe.mix)
     held_out = plain_rows(held_files, tokenizer, recipe.seq_len, max_rows=24)
     out_dir: Path = args.out_dir
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -61,7 +61,7 @@ def test_stream_mixes_spm_psm_and_plain(tiny_run: Path, tiny_corpus: Path) -> No
     )
     fim = sum("<|fim_middle|>" in t for t in texts)
     snippets = sum(t.count("<|file_sep|>") >= 2 for t in texts)
-    assert 0.6 < fim / 400 < 0.8  # plain_rate 0.3
+    assert 0.65 < fim / 400 < 0.85  # plain_rate 0.2, rename_rate 0.06
     assert 0.35 < spm / fim < 0.65
     assert snippets > 20
 
@@ -73,3 +73,24 @@ def test_plain_rows_cover_files_in_order(tiny_run: Path) -> None:
     assert len(rows) == 3 and all(r.shape == (1, 16) for r in rows)
     ids = tokenizer.encode("<|file_sep|>a/b.py\n" + file.text + "<|endoftext|>").ids
     assert torch.cat(rows, dim=1)[0].tolist() == ids[:48]
+
+
+def test_rows_hold_whole_fim_examples(tiny_run: Path, tiny_corpus: Path) -> None:
+    """A FIM example is never cut at a row boundary: every middle marker in a row has its prompt
+    markers before it and its end of text after it, in the same row."""
+    tokenizer = Tokenizer.from_file(str(tiny_run / "codedraft-base" / "tokenizer.json"))
+    stream = ExampleStream(collect_files(tiny_corpus), tokenizer, seq_len=256, seed=3)
+    ids = {
+        name: tokenizer.token_to_id(name) for name in ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>")
+    }
+    eos = tokenizer.token_to_id("<|endoftext|>")
+    middles = 0
+    for row in stream.batch(40).tolist():
+        for i, token in enumerate(row):
+            if token == ids["<|fim_middle|>"]:
+                middles += 1
+                before = row[:i][::-1]
+                start = before.index(eos) if eos in before else len(before)
+                assert ids["<|fim_prefix|>"] in before[:start] and ids["<|fim_suffix|>"] in before[:start]
+                assert eos in row[i:]
+    assert middles > 10
