@@ -1,5 +1,8 @@
 """The SQLite store of one workspace's index: files, definitions, chunks with FTS5, packed references.
 
+``IndexStore`` holds the connections and transactions, and answers the queries of refresh and
+retrieval; the SQL that writes and deletes one file's rows is in ``indexer.store_writes``.
+
 Invariants:
 * A ``files`` row is written in the same transaction as its symbols and chunks, so a content hash in
   ``files`` means the file's records are complete. A process killed at any moment leaves the last
@@ -16,15 +19,13 @@ import hashlib
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.analysis import FileAnalysis
-from indexer.records import pack_tags
 from indexer.schema import connect, delete_database, open_database
-from indexer.terms import index_terms
+from indexer.store_writes import delete_file_rows, insert_file_rows
 
 log = logging.getLogger(__name__)
 
@@ -124,57 +125,13 @@ class IndexStore:
 
     def write_file(self, path: str, digest: str, size: int, mtime_ns: int, analysis: FileAnalysis) -> None:
         """Replaces a file's records. This and the other writers run inside ``transaction()``."""
-        writer = self._writer
-        self._delete_records(path)
-        writer.execute("DELETE FROM skipped WHERE path=?", (path,))
-        references = [tag for tag in analysis.tags if not tag.is_definition]
-        cursor = writer.execute(
-            "INSERT INTO files(path, content_hash, language, size, mtime_ns, indexed_at, references_blob)"
-            " VALUES(?, ?, ?, ?, ?, ?, ?)",
-            (path, digest, analysis.language, size, mtime_ns, time.time(), pack_tags(references)),
-        )
-        file_id = cursor.lastrowid
-        writer.executemany(
-            "INSERT INTO symbols VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    file_id,
-                    tag.name,
-                    tag.kind,
-                    tag.scope,
-                    tag.start_byte,
-                    tag.end_byte,
-                    tag.line,
-                    tag.column,
-                    tag.node_start_line,
-                    tag.node_end_line,
-                )
-                for tag in analysis.tags
-                if tag.is_definition
-            ],
-        )
-        for chunk in analysis.chunks:
-            chunk_id = writer.execute(
-                "INSERT INTO chunks(file_id, start_line, end_line, start_byte, end_byte, kind, name, text)"
-                " VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    file_id,
-                    chunk.start_line,
-                    chunk.end_line,
-                    chunk.start_byte,
-                    chunk.end_byte,
-                    chunk.kind,
-                    chunk.name,
-                    chunk.text,
-                ),
-            ).lastrowid
-            writer.execute(
-                "INSERT INTO chunks_fts(rowid, terms) VALUES(?, ?)", (chunk_id, index_terms(chunk.text))
-            )
+        delete_file_rows(self._writer, path)
+        self._writer.execute("DELETE FROM skipped WHERE path=?", (path,))
+        insert_file_rows(self._writer, path, digest, size, mtime_ns, analysis)
 
     def write_skipped(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remembers a file skipped for its content, so an unchanged one is not read again."""
-        self._delete_records(path)
+        delete_file_rows(self._writer, path)
         self._writer.execute(
             "INSERT OR REPLACE INTO skipped VALUES(?, ?, ?, ?)", (path, size, mtime_ns, reason)
         )
@@ -185,22 +142,8 @@ class IndexStore:
 
     def delete_file(self, path: str) -> None:
         """Forgets a file (its records, or its skipped entry)."""
-        self._delete_records(path)
+        delete_file_rows(self._writer, path)
         self._writer.execute("DELETE FROM skipped WHERE path=?", (path,))
-
-    def _delete_records(self, path: str) -> None:
-        writer = self._writer
-        row = writer.execute("SELECT id FROM files WHERE path=?", (path,)).fetchone()
-        if row is None:
-            return
-        file_id = row[0]
-        writer.execute(
-            "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id=?)",
-            (file_id,),
-        )
-        writer.execute("DELETE FROM chunks WHERE file_id=?", (file_id,))
-        writer.execute("DELETE FROM symbols WHERE file_id=?", (file_id,))
-        writer.execute("DELETE FROM files WHERE id=?", (file_id,))
 
     # -- reading ---------------------------------------------------------------------------------------
 

@@ -16,9 +16,10 @@ Public API (the daemon drives it through `AsyncEngine` in `async_engine.py`):
 
 When the KV pool runs dry (after evicting cached blocks), the lowest-priority, latest running request
 is preempted: its computed blocks go back to the cache and it waits to be readmitted, when it mostly
-reuses them. A completion that arrives to a full pool preempts running generations the same way;
-other requests wait for blocks. A request that does not fit even alone finishes with reason `error`
-and `RequestOutput.error` set (`ResourceExhaustedError`); the others carry on.
+reuses them (`Preemptor` in `preemption.py`). A completion that arrives to a full pool preempts
+running generations the same way; other requests wait for blocks. A request that does not fit even
+alone finishes with reason `error` and `RequestOutput.error` set (`ResourceExhaustedError`); the
+others carry on.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from inference.engine.decode import SequenceRunner
 from inference.engine.errors import EngineError, InvalidRequestError, ResourceExhaustedError
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner, runners_for
+from inference.engine.preemption import Preemptor
 from inference.engine.scheduler import Scheduler
 from inference.engine.sequence import (
     FinishReason,
@@ -84,17 +86,14 @@ class LLMEngine:
         self.eos_ids = frozenset(tokenizer.eos_token_ids) | frozenset(target.config.eos_token_ids)
         self._make_decoder = make_decoder or (lambda: IncrementalDecoder(tokenizer))
         self.runner = SequenceRunner(target, self.kv, self.proposers, self.eos_ids)
+        self.preemptor = Preemptor(self.kv, self.scheduler, self.proposers)
         self._lock = threading.Lock()
         self._inbox: list[Sequence] = []
         self._aborts: list[str] = []
         self._live: dict[str, Sequence] = {}
         self._arrivals = itertools.count()
         self._finished = 0
-        self._preemptions = 0
         self.busy_seconds = 0.0
-        # Set by a preemption, cleared when a request finishes: readmitting the preempted request
-        # before blocks are really returned would only preempt it again, step after step.
-        self._admission_paused = False
 
     def add_request(self, request: Request) -> None:
         """Queue a request (see the module docstring for what it raises)."""
@@ -163,7 +162,7 @@ class LLMEngine:
                 else:
                     self.runner.decode(seq)
             except ResourceExhaustedError as exc:
-                if not self._preempt_for(seq):
+                if not self.preemptor.preempt_for(seq):
                     seq.error, seq.finish_reason = exc, FinishReason.ERROR
             except EngineError as exc:
                 seq.error, seq.finish_reason = exc, FinishReason.ERROR
@@ -194,9 +193,9 @@ class LLMEngine:
         for seq in self.scheduler.admission_order():
             if seq.status == SeqStatus.FINISHED:
                 continue
-            if self._admission_paused and seq.metrics.preemptions and self.scheduler.running:
+            if self.preemptor.admission_paused and seq.metrics.preemptions and self.scheduler.running:
                 break
-            reused = self._allocate(seq)
+            reused = self.preemptor.allocate(seq)
             if reused is None:
                 break  # wait for running requests to give blocks back
             if isinstance(reused, ResourceExhaustedError):
@@ -212,57 +211,13 @@ class LLMEngine:
                 self.runner.totals.reused_tokens += reused
             self.scheduler.start(seq)
 
-    def _allocate(self, seq: Sequence) -> int | ResourceExhaustedError | None:
-        """Blocks for a waiting request: reused token count, None to wait, or the error to fail with.
-
-        A completion that finds the pool full takes blocks from running generations (they wait and
-        recompute later, mostly from the cache); anything else waits for running requests to finish,
-        and fails only when nothing else holds blocks.
-        """
-        while True:
-            try:
-                return self.kv.allocate_sequence(seq.request_id, seq.token_ids)
-            except ResourceExhaustedError as exc:
-                victim = self.scheduler.preemption_victim(lower_than=seq.priority)
-                if victim is None:
-                    return None if self.scheduler.running else exc
-                self._preempt(victim, seq)
-
-    def _preempt_for(self, seq: Sequence) -> bool:
-        """Make room for `seq` by sending the least important running request back to waiting.
-
-        Its computed blocks stay cached, so on readmission it mostly reuses them. Returns False when
-        no other request holds blocks (then `seq` alone does not fit).
-        """
-        victim = self.scheduler.preemption_victim()
-        if victim is None:
-            return False
-        self._preempt(victim, seq)
-        return True
-
-    def _preempt(self, victim: Sequence, beneficiary: Sequence) -> None:
-        log.info("KV pool full: preempting %s for %s", victim.request_id, beneficiary.request_id)
-        self._release_blocks(victim)
-        self.scheduler.preempt(victim)
-        self._preemptions += 1
-        self._admission_paused = True
-
-    def _release_blocks(self, seq: Sequence) -> None:
-        if seq.request_id in self.kv:
-            # Keep what was computed (prompt and output) for the next request, then let go.
-            computed = min(seq.num_computed, len(seq.token_ids))
-            self.kv.commit(seq.request_id, seq.token_ids, computed)
-            self.kv.free(seq.request_id)
-        for proposer in self.proposers.values():
-            proposer.release(seq.request_id)
-
     def _finish(self, seq: Sequence, reason: FinishReason) -> None:
         seq.finish_reason = reason
         seq.status = SeqStatus.FINISHED
         seq.pending_text.append(seq.stream.finish())
-        self._release_blocks(seq)
+        self.preemptor.release_blocks(seq)
         self.scheduler.remove(seq)
-        self._admission_paused = False
+        self.preemptor.admission_paused = False
         with self._lock:
             if self._live.get(seq.request_id) is seq:
                 del self._live[seq.request_id]
@@ -273,7 +228,7 @@ class LLMEngine:
         return EngineStats(
             **asdict(self.runner.totals),
             requests_finished=self._finished,
-            preemptions=self._preemptions,
+            preemptions=self.preemptor.preemptions,
             waiting=len(self.scheduler.waiting) + len(self._inbox),
             running=len(self.scheduler.running),
             kv_blocks_total=self.kv.pool.num_blocks,

@@ -1,0 +1,81 @@
+"""The prompts of the engine benchmarks (`bench/engine.py`), built from this repository's sources.
+
+* `typing_prompts`: FIM prompts after each burst of typing a source file, as a cache-stable prompt
+  builder lays them out (the typing session, and the completions with the draft model).
+* `refactor_prompt`: a "rename a symbol" prompt whose continuation copies most of the prompt (the
+  refactor benchmark of prompt lookup).
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import keyword
+import re
+import textwrap
+from pathlib import Path
+
+from inference.defaults import REPO_ROOT
+from inference.loading import LoadedModel
+
+
+def typing_prompts(loaded: LoadedModel, source: Path, burst_chars: int, budget: int, limit: int) -> list[str]:
+    """FIM prompts after each of `limit` consecutive bursts of typing, cursor at the end of the text.
+
+    The first third of `source` is already written; typing continues from there. The prefix window
+    starts at a line boundary that jumps forward by half the budget when the prompt would exceed
+    it, as a cache-stable prompt builder does (a window sliding by every line would defeat any
+    prefix cache).
+    """
+    text = source.read_text(encoding="utf-8")
+    lines = list(re.finditer(r".*\n", text))
+    cuts: list[int] = []
+    for line in lines[len(lines) // 3 :]:
+        start, end = line.span()
+        cuts += [*range(start + burst_chars, end, burst_chars), end]
+    prompts, window_start = [], 0
+    rel_path = str(source.relative_to(REPO_ROOT)) if source.is_relative_to(REPO_ROOT) else source.name
+    for cut in cuts[:limit]:
+        while True:
+            prompt = loaded.fim.build(text[window_start:cut], "", path=rel_path)
+            if len(loaded.tokenizer.encode(prompt)) <= budget:
+                break
+            window = text[window_start:cut].splitlines(keepends=True)
+            window_start += sum(len(line) for line in window[: max(1, len(window) // 2)])
+        prompts.append(prompt)
+    return prompts
+
+
+def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> tuple[str, int, int] | None:
+    """A prompt whose natural continuation is a function of this repository with one symbol renamed:
+    the original, then a comment announcing the rename and the renamed first line. Works with base
+    models (no instruction following needed); the continuation copies the original almost token for
+    token, which is what prompt lookup is for.
+
+    Picks the function closest to 60 lines whose prompt and continuation fit in `max_tokens`.
+    Returns (prompt, expected continuation tokens, function lines), or None when nothing fits.
+    """
+    candidates: list[tuple[int, str, int]] = []
+    packages = [REPO_ROOT / name for name in ("inference", "indexer", "lsp_server")]
+    paths = sorted(p for package in packages for p in package.rglob("*.py") if "api" not in p.parts)
+    for path in paths:
+        source = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # a file being edited
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno:
+                lines = node.end_lineno - node.lineno + 1
+                code = textwrap.dedent(ast.get_source_segment(source, node, padded=True) or "")
+                candidates.append((abs(lines - 60), code, lines))
+    for _, code, lines in sorted(candidates, key=lambda c: c[0]):
+        names = collections.Counter(re.findall(r"\b[a-z_][a-z0-9_]{3,}\b", code))
+        old = next(n for n, _ in names.most_common() if n != "self" and not keyword.iskeyword(n))
+        renamed = re.sub(rf"\b{old}\b", f"{old}_renamed", code)
+        first_line, _, _ = renamed.partition("\n")
+        prompt = f"{code}\n\n# The same function with `{old}` renamed to `{old}_renamed`:\n{first_line}\n"
+        expected = len(loaded.tokenizer.encode(renamed))
+        if len(loaded.tokenizer.encode(prompt)) + expected + 16 <= max_tokens:
+            return prompt, expected, lines
+    return None
