@@ -19,6 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -103,8 +104,14 @@ def bench_typing(loaded: LoadedModel, args: argparse.Namespace, budget: int) -> 
     print(_gain(ttft[False], ttft[True], 0.95, "time to first token, p95", "ms"))
 
 
-def bench_speculation(title: str, engine: LLMEngine, requests: list[Request], modes: list[SpecMode]) -> None:
-    """Each request once per mode (plain first in the table), rotating the order between requests."""
+def bench_speculation(
+    title: str, engine: LLMEngine, requests: list[Request], modes: list[SpecMode]
+) -> dict[str, Any]:
+    """Each request once per mode (plain first in the table), rotating the order between requests.
+
+    Prints the table and returns its figures: ``identical``, ``tokens`` (per mode) and, per
+    speculative mode, ``speedup`` (tokens/s against plain) and ``acceptance``.
+    """
     all_modes = [SpecMode.OFF, *modes]
     seconds = dict.fromkeys(all_modes, 0.0)
     tokens = dict.fromkeys(all_modes, 0)
@@ -134,14 +141,18 @@ def bench_speculation(title: str, engine: LLMEngine, requests: list[Request], mo
         f"outputs identical: {identical}"
     )
     print(f"  {'tokens/s':<30}{'plain':>15}{'speculative':>15}{'ratio':>10}")
+    figures: dict[str, Any] = {"identical": identical, "tokens": tokens[SpecMode.OFF]}
     for m in modes:
         rate = tokens[m] / seconds[m]
         acceptance = accepted[m] / proposed[m] if proposed[m] else 0.0
-        print(_row(f"mode {m.value}", plain_rate, rate, rate / plain_rate))
+        ratio = rate / plain_rate if plain_rate else float("nan")  # nan: nothing was generated
+        print(_row(f"mode {m.value}", plain_rate, rate, ratio))
         print(
             f"    acceptance {accepted[m]}/{proposed[m]} = {acceptance:.2f}, "
             f"{passes[m]} target passes for {tokens[m]} tokens"
         )
+        figures[m.value] = {"speedup": round(ratio, 3), "acceptance": round(acceptance, 3)}
+    return figures
 
 
 def _completion(

@@ -6,8 +6,9 @@ Measured in one run on held-out files of the training corpus (the split of the t
   two baselines, an empty completion and a copy of the line above;
 * syntax validity: the share of completions after which the file parses (tree-sitter) as it did before;
 * the draft's greedy agreement with the target on the target's completions, and the tokens per
-  target pass that greedy speculation with k proposals would give on them.
-Wall-clock speculative speed-up needs the project engine and is measured by ``codedraft bench engine``.
+  target pass that greedy speculation with k proposals would give on them;
+* the wall-clock speed-up of draft speculation on the same prompts, through the project engine
+  (``bench/model_speculation.py``), with its acceptance and whether the outputs are identical.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--ppl-rows", type=int, default=48, help="held-out rows (of the context length)")
     parser.add_argument("--max-new-tokens", type=int, default=48, help="per completion")
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
+    parser.add_argument(
+        "--spec-cases", type=int, default=60, help="infilling prompts run with draft speculation (0: skip)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     return parser
 
@@ -86,6 +90,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     exact = {"spm": 0, "psm": 0, "empty": 0, "above": 0}
     valid = {"spm": 0, "empty": 0, "above": 0}
     agreement: list[bool] = []
+    spm_prompts: list[str] = []
     exact_non_blank = 0  # target SPM hits on lines that are not blank (the InCoder-style task)
     for case in cases:
         prefix, suffix = truncate_around(case.prefix, case.suffix, lambda s: len(target.encode(s)), budget)
@@ -98,6 +103,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             if order == "spm" and case.middle.strip():
                 exact_non_blank += line.rstrip() == case.middle.rstrip()
             if order == "spm":
+                spm_prompts.append(prompt)
                 valid["spm"] += parses_cleanly(case.prefix + line + case.suffix) >= baseline_before
                 if draft is not None:
                     agreement.extend(draft.greedy_agreement(prompt, ids))
@@ -121,6 +127,19 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         figures["draft_greedy_agreement"] = _rate(sum(agreement), len(agreement))
         figures[f"tokens_per_target_pass_k{_SPECULATION_K}"] = round(
             tokens_per_target_pass(agreement, _SPECULATION_K), 3
+        )
+    if draft is not None and args.spec_cases > 0:
+        from bench.model_speculation import speculation_figures
+
+        spec = speculation_figures(
+            args.target, args.draft, spm_prompts[: args.spec_cases], args.max_new_tokens
+        )
+        figures.update(
+            spec_cases=min(args.spec_cases, len(spm_prompts)),
+            spec_outputs_identical=spec["identical"],
+            spec_draft_speedup=spec["draft"]["speedup"],
+            spec_draft_acceptance=spec["draft"]["acceptance"],
+            spec_auto_speedup=spec["auto"]["speedup"],
         )
     figures["seconds"] = round(time.monotonic() - started, 1)
     return figures
@@ -149,7 +168,12 @@ def _report(figures: dict[str, Any]) -> str:
         lines.append(
             f"draft greedy agreement on target completions: {figures['draft_greedy_agreement']:.1%}; "
             f"tokens per target pass at k={_SPECULATION_K}: {per_pass}"
-            " (wall-clock speed-up: codedraft bench engine)"
+        )
+    if "spec_cases" in figures:
+        lines.append(
+            f"draft speculation through the engine on {figures['spec_cases']} of these prompts: "
+            f"{figures['spec_draft_speedup']}x tokens/s (acceptance {figures['spec_draft_acceptance']}), "
+            f"auto {figures['spec_auto_speedup']}x, outputs identical: {figures['spec_outputs_identical']}"
         )
     lines.append(f"({figures['seconds']} s)")
     return "\n".join(lines)

@@ -39,6 +39,9 @@ def test_model_eval_runs_on_tiny_models(
     assert figures["target_perplexity"] > 1 and figures["draft_perplexity"] > 1
     assert 0 <= figures["exact_match_empty"] <= 1 and 0 <= figures["draft_greedy_agreement"] <= 1
     assert not math.isnan(figures["tokens_per_target_pass_k4"])
+    # Draft speculation through the project engine on the same prompts: greedy, so output identical.
+    assert figures["spec_cases"] == 4 and figures["spec_outputs_identical"] is True
+    assert 0 <= figures["spec_draft_acceptance"] <= 1
     assert "exact match" in capsys.readouterr().out
 
 
