@@ -51,6 +51,11 @@ class DaemonSupervisor:
         self._context_length = 0
 
     @property
+    def context_length(self) -> int:
+        """The served model's context in tokens; 0 until the daemon has said."""
+        return self._context_length
+
+    @property
     def address(self) -> str:
         configured = self._settings().address
         return configured or f"unix:{default_socket_path()}"

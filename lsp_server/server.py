@@ -47,7 +47,10 @@ class CodedraftServer(LanguageServer):
         """The daemon address of ``codedraft lsp --daemon``: it wins over settings."""
         self.daemon = DaemonSupervisor(self._daemon_settings, self.status)
         self.completions = CompletionService(
-            lambda: self.settings.completion, self.daemon.stream_complete, self.retrieve
+            lambda: self.settings.completion,
+            self.daemon.stream_complete,
+            self.retrieve,
+            lambda: self.daemon.context_length,
         )
         self.workspace_root: Path | None = None
         self.index: WorkspaceIndex | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.pipeline import postprocess
@@ -85,10 +86,14 @@ class CompletionService:
         settings: Callable[[], CompletionSettings],
         stream: StreamComplete,
         retrieve: Retrieve | None = None,
+        context_length: Callable[[], int] = lambda: 0,
     ) -> None:
+        """``context_length`` gives the daemon's model context (0 while unknown); prompts are sized
+        to fit it (see ``budgets.py``)."""
         self._settings = settings
         self._stream = stream
         self._retrieve = retrieve
+        self._context_length = context_length
         initial = settings()
         self.debounce = AdaptiveDebounce(initial.debounce_ms, initial.max_debounce_ms)
         self.cache = SuggestionCache()
@@ -135,10 +140,9 @@ class CompletionService:
         self, query: CompletionQuery, context: CursorContext, settings: CompletionSettings, started: float
     ) -> CompletionOutcome:
         await asyncio.sleep(self.debounce.delay_ms(query.uri) / 1000.0)
-        snippets = await self._snippets_for(query, settings)
-        window = cursor_window(
-            query.text, query.offset, settings.prefix_budget_tokens, settings.suffix_budget_tokens
-        )
+        budgets = fit_budgets(settings, self._context_length())
+        snippets = await self._snippets_for(query, budgets.context)
+        window = cursor_window(query.text, query.offset, budgets.prefix, budgets.suffix)
         request = pb.CompleteRequest(
             session_id=query.uri,
             prefix=_valid_utf8(window.prefix),
@@ -197,9 +201,9 @@ class CompletionService:
             await stream.aclose()  # type: ignore[attr-defined]
         return text, figures
 
-    async def _snippets_for(self, query: CompletionQuery, settings: CompletionSettings) -> list[Snippet]:
+    async def _snippets_for(self, query: CompletionQuery, budget_tokens: int) -> list[Snippet]:
         """Retrieval results, kept while the cursor stays on one line so the prompt stays cache-stable."""
-        if self._retrieve is None or settings.context_budget_tokens == 0:
+        if self._retrieve is None or budget_tokens == 0:
             return []
         kept = self._snippets.get(query.uri)
         if kept is not None and kept[0] == query.line:
@@ -207,9 +211,7 @@ class CompletionService:
         cancel = threading.Event()
         retrieval = RetrievalQuery(path=query.path, text=query.text, line=query.line, column=query.column)
         try:
-            found = await asyncio.to_thread(
-                self._retrieve, retrieval, settings.context_budget_tokens, 50.0, cancel
-            )
+            found = await asyncio.to_thread(self._retrieve, retrieval, budget_tokens, 50.0, cancel)
         except asyncio.CancelledError:
             cancel.set()
             raise

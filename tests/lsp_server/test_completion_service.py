@@ -182,3 +182,21 @@ async def test_a_suppressed_request_still_cancels_the_older_one() -> None:
     assert deleting.reason == "the last edit deleted text"
     assert (await older).reason == "superseded by a newer request"
     assert daemon.closed == [True]
+
+
+async def test_prompts_are_sized_to_the_daemons_context() -> None:
+    """With a small model context the window shrinks to fit it (so the daemon need not cut it at a
+    place that moves with every keystroke); with the context unknown the settings' budgets apply."""
+    text = "".join(f"value_{i} = compute({i}, 'padding padding padding')\n" for i in range(400)) + "|\n"
+    requests = {}
+    for context_length in (0, 512):
+        daemon = ScriptedDaemon(["x"])
+        service = CompletionService(
+            lambda: SETTINGS, daemon.stream, context_length=lambda n=context_length: n
+        )
+        await service.complete(query(text))
+        requests[context_length] = daemon.requests[0]
+    unknown, small = requests[0], requests[512]
+    assert len(small.prefix) < len(unknown.prefix)
+    assert len(small.prefix) // 4 + len(small.suffix) // 4 <= 512 - SETTINGS.max_tokens
+    assert unknown.prefix.endswith(small.prefix)  # the nearest lines are the ones kept

@@ -1,0 +1,48 @@
+"""Prompt budgets that fit the daemon's model, so the server's cache-stable window is the one used.
+
+The settings' prefix, suffix and context budgets are the most a prompt may hold. When together with
+the tokens to generate they exceed the model's context, the daemon would cut the prompt itself, from
+the start of the prefix, at a different place after every keystroke, and the KV cache would miss
+from there on. Scaling the budgets down here instead keeps the cut on the window's 16-line steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lsp_server.config import CompletionSettings
+
+# Template markers, the path header and the snippets' headers, plus the error of the window's
+# characters-per-token estimate: the budgets aim below the model's room by this share.
+HEADROOM = 0.85
+RESERVED_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class PromptBudgets:
+    """Tokens of the file before and after the cursor, and of retrieved context, in one prompt."""
+
+    prefix: int
+    suffix: int
+    context: int
+
+
+def fit_budgets(settings: CompletionSettings, context_length: int) -> PromptBudgets:
+    """The settings' budgets, scaled down in proportion when they do not fit ``context_length``
+    (0: unknown, the settings are used as they are)."""
+    wanted = PromptBudgets(
+        settings.prefix_budget_tokens, settings.suffix_budget_tokens, settings.context_budget_tokens
+    )
+    if context_length <= 0:
+        return wanted
+    generated = min(settings.max_tokens, context_length // 2)  # the daemon caps max_tokens the same way
+    room = int((context_length - generated - RESERVED_TOKENS) * HEADROOM)
+    total = wanted.prefix + wanted.suffix + wanted.context
+    if total <= room:
+        return wanted
+    scale = max(room, 0) / total
+    return PromptBudgets(
+        prefix=max(1, int(wanted.prefix * scale)),
+        suffix=int(wanted.suffix * scale),
+        context=int(wanted.context * scale),
+    )
