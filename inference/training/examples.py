@@ -17,7 +17,7 @@ import torch
 from tokenizers import Tokenizer
 
 from inference.training.corpus import SourceFile
-from inference.training.fim_format import fim_training_text, plain_training_text
+from inference.training.fim_format import EOS, FIM_MIDDLE, fim_training_text, plain_training_text
 from inference.training.rename_examples import function_sources, rename_training_text
 
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
@@ -89,6 +89,13 @@ def split_for_fim(rng: random.Random, text: str, mix: ExampleMix | None = None) 
     return text[:a], text[a:b], text[b:]
 
 
+def _special_id(tokenizer: Tokenizer, token: str) -> int:
+    token_id = tokenizer.token_to_id(token)
+    if token_id is None:
+        raise ValueError(f"the tokenizer has no {token} token")
+    return int(token_id)
+
+
 class PackageIndex:
     """Files grouped by package, to draw context snippets that share identifiers with the middle."""
 
@@ -147,6 +154,8 @@ class ExampleStream:
         self._mix = mix or ExampleMix()
         self._packages = PackageIndex(files)
         self._max_chars = int(seq_len * chars_per_token * 0.85)
+        self.middle_id = _special_id(tokenizer, FIM_MIDDLE)
+        self.end_id = _special_id(tokenizer, EOS)
         self._pending: list[int] = []  # whole examples: one that did not fit in the previous row
         self._buffer: list[int] = []  # cut examples: tokens left over after the previous batch
 

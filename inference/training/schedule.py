@@ -1,8 +1,9 @@
 """The whole training of the shipped pair, phase after phase: ``python -m inference.training.schedule``.
 
 Each phase is one ``train_default`` run that continues the previous phase's out dir. The phases are the
-ones the shipped models went through (models/MODEL_CARD.md): three at 512 tokens of context, then one
-at 2,048 with whole-example rows and rename examples. Budgets are wall-clock minutes; ``--time-scale``
+ones the shipped models went through (models/MODEL_CARD.md): three at 512 tokens of context, one at
+2,048 with whole-example rows and rename examples (stopped after 30 of its 75 minutes), and a last
+one that weights the loss on FIM middles. Budgets are wall-clock minutes; ``--time-scale``
 shrinks or stretches all of them (a faster machine sees more tokens in the same time).
 """
 
@@ -25,13 +26,15 @@ class Phase:
     minutes: float
     lr_scale: float = 1.0
     warmup_steps: int | None = None
+    stop_after: float | None = None  # minutes: the phase was stopped part-way through its schedule
 
 
 PHASES = (
     Phase("short-context", 60.0),
     Phase("short-context", 24.0, lr_scale=0.5, warmup_steps=20),
     Phase("short-context", 32.0, lr_scale=0.35, warmup_steps=20),
-    Phase("long-context", 75.0, lr_scale=0.5),
+    Phase("long-context", 75.0, lr_scale=0.5, stop_after=30.0),
+    Phase("fim-focus", 60.0, lr_scale=0.35),
 )
 
 
@@ -45,6 +48,8 @@ def phase_argv(phase: Phase, out_dir: Path, work_dir: Path, previous: Path | Non
         argv += ["--lr-scale", f"{phase.lr_scale:g}"]
     if phase.warmup_steps is not None:
         argv += ["--warmup-steps", str(phase.warmup_steps)]
+    if phase.stop_after is not None:
+        argv += ["--stop-after-min", f"{phase.stop_after * scale:g}"]
     return argv
 
 

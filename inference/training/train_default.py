@@ -45,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-files", type=int, default=None, help="use only the first N files")
     parser.add_argument("--steps", type=int, default=None, help="override the recipe's step count")
     parser.add_argument("--time-budget-min", type=float, default=None, help="anneal and stop by then")
+    parser.add_argument(
+        "--stop-after-min", type=float, default=None, help="stop then, on the --time-budget-min schedule"
+    )
     parser.add_argument("--checkpoint-every-min", type=float, default=10.0, help="periodic export")
     parser.add_argument("--held-out-percent", type=int, default=None, help="override the recipe's split")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
@@ -214,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         log,
         export,
         time_budget_s=budget,
+        stop_after_s=args.stop_after_min * 60 if args.stop_after_min else None,
         checkpoint_every_s=args.checkpoint_every_min * 60,
     )
     export(progress, final=True)

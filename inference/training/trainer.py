@@ -47,9 +47,28 @@ def _optimizer(model: torch.nn.Module, lr: float, weight_decay: float) -> torch.
     return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), eps=1e-8)
 
 
-def lm_loss(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """Mean next-token cross-entropy of (B, T, V) logits against (B, T) ids."""
-    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1))
+def lm_loss(logits: torch.Tensor, ids: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean next-token cross-entropy of (B, T, V) logits against (B, T) ids; with (B, T-1) ``weights``,
+    the weighted mean."""
+    losses = F.cross_entropy(
+        logits[:, :-1].reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1), reduction="none"
+    )  # (B*(T-1),)
+    if weights is None:
+        return losses.mean()
+    flat = weights.reshape(-1)
+    return (losses * flat).sum() / flat.sum()
+
+
+def middle_weights(ids: torch.Tensor, middle_id: int, end_id: int, weight: float) -> torch.Tensor | None:
+    """(B, T-1) loss weights: ``weight`` where the next token belongs to a FIM middle (after
+    ``<|fim_middle|>``, up to and including its ``<|endoftext|>``), 1 elsewhere; None for weight 1."""
+    if weight == 1.0:
+        return None
+    positions = torch.arange(ids.size(1)).expand_as(ids)  # (B, T)
+    last_middle = torch.where(ids == middle_id, positions, -1).cummax(dim=1).values  # (B, T)
+    last_end = torch.where(ids == end_id, positions, -1).cummax(dim=1).values
+    inside = (last_middle > last_end)[:, :-1]  # (B, T-1): label j is ids[j + 1]
+    return torch.where(inside, weight, 1.0)
 
 
 def distill_loss(draft_logits: torch.Tensor, target_logits: torch.Tensor) -> torch.Tensor:
@@ -78,13 +97,15 @@ def train_pair(
     log: Callable[[str], None],
     checkpoint: Callable[[TrainProgress], None],
     time_budget_s: float | None = None,
+    stop_after_s: float | None = None,
     eval_every: int = 200,
     checkpoint_every_s: float = 600.0,
 ) -> TrainProgress:
     """Train both models for ``recipe.steps`` steps or until ``time_budget_s`` runs out.
 
     The schedule follows progress = max(step fraction, time fraction), so a run on a slower or
-    busier machine still ends annealed instead of being cut at a high learning rate.
+    busier machine still ends annealed instead of being cut at a high learning rate. ``stop_after_s``
+    ends the run early without changing that schedule (a phase that was stopped part-way).
     """
     target.train()
     draft.train()
@@ -98,7 +119,7 @@ def train_pair(
         fraction = progress.steps / recipe.steps
         if time_budget_s is not None:
             fraction = max(fraction, elapsed / time_budget_s)
-        if fraction >= 1.0:
+        if fraction >= 1.0 or (stop_after_s is not None and elapsed >= stop_after_s):
             break
         # The step about to run counts towards warm-up, so the first step does not have a zero rate.
         factor = lr_factor(
@@ -110,7 +131,8 @@ def train_pair(
         ids = stream.batch(recipe.batch_size)  # (B, T)
 
         target_logits = target(input_ids=ids).logits  # (B, T, V)
-        target_loss = lm_loss(target_logits, ids)
+        weights = middle_weights(ids, stream.middle_id, stream.end_id, recipe.middle_weight)
+        target_loss = lm_loss(target_logits, ids, weights)
         target_loss.backward()
         torch.nn.utils.clip_grad_norm_(target.parameters(), recipe.grad_clip)
         opt_target.step()

@@ -106,3 +106,17 @@ def test_resume_continues_with_the_same_tokenizer(tiny_run: Path, tiny_corpus: P
         assert (tmp_path / "models" / name / "tokenizer.json").read_bytes() == (
             tiny_run / name / "tokenizer.json"
         ).read_bytes()
+
+
+def test_middle_weights_cover_fim_middles_and_their_end() -> None:
+    from inference.training.trainer import lm_loss, middle_weights
+
+    mid, end = 3, 0
+    ids = torch.tensor([[9, 1, 9, 2, 9, mid, 7, 7, end, 9, 9]])  # a FIM example, then plain text
+    weights = middle_weights(ids, mid, end, 3.0)
+    assert weights is not None
+    # label j is ids[j + 1]: the two middle tokens and the end of text weigh 3
+    assert weights[0].tolist() == [1, 1, 1, 1, 1, 3, 3, 3, 1, 1]
+    assert middle_weights(ids, mid, end, 1.0) is None
+    logits = torch.randn(1, ids.size(1), 12)
+    assert torch.allclose(lm_loss(logits, ids, torch.ones(1, ids.size(1) - 1)), lm_loss(logits, ids))
