@@ -74,7 +74,10 @@ def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> tuple[str, int, int
         old = next(n for n, _ in names.most_common() if n != "self" and not keyword.iskeyword(n))
         renamed = re.sub(rf"\b{old}\b", f"{old}_renamed", code)
         first_line, _, _ = renamed.partition("\n")
-        prompt = f"{code}\n\n# The same function with `{old}` renamed to `{old}_renamed`:\n{first_line}\n"
+        # The prompt ends after the first line's text, not its newline: a byte-level BPE merges a
+        # newline with the next line's indentation, so a prompt ending in a lone newline token sits
+        # where training text almost only had an end of text.
+        prompt = f"{code}\n\n# The same function with `{old}` renamed to `{old}_renamed`:\n{first_line}"
         expected = len(loaded.tokenizer.encode(renamed))
         if len(loaded.tokenizer.encode(prompt)) + expected + 16 <= max_tokens:
             return prompt, expected, lines
