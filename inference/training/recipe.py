@@ -73,6 +73,13 @@ FIM_FOCUS = replace(
     mix=ExampleMix(line_middle_rate=0.55, single_line_rate=0.8, rest_of_line_rate=0.2),
 )
 
+# A short last phase for copying: rename examples (a function, then the same function with one name
+# replaced) become 30 % of the examples, so the target learns to copy a long stretch of its prompt.
+COPY_FOCUS = replace(
+    FIM_FOCUS,
+    mix=ExampleMix(rename_rate=0.3, line_middle_rate=0.55, single_line_rate=0.8, rest_of_line_rate=0.2),
+)
+
 TINY = TrainRecipe(
     target=ModelShape(hidden_size=32, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=64),
     draft=ModelShape(hidden_size=16, num_layers=1, num_heads=1, num_kv_heads=1, intermediate_size=32),
@@ -84,6 +91,7 @@ TINY = TrainRecipe(
 )
 
 RECIPES = {
+    "copy-focus": COPY_FOCUS,
     "fim-focus": FIM_FOCUS,
     "long-context": LONG_CONTEXT,
     "short-context": SHORT_CONTEXT,

@@ -2,9 +2,10 @@
 
 Each phase is one ``train_default`` run that continues the previous phase's out dir. The phases are the
 ones the shipped models went through (models/MODEL_CARD.md): three at 512 tokens of context, one at
-2,048 with whole-example rows and rename examples (stopped after 30 of its 75 minutes), and a last
-one that weights the loss on FIM middles. Budgets are wall-clock minutes; ``--time-scale``
-shrinks or stretches all of them (a faster machine sees more tokens in the same time).
+2,048 with whole-example rows and rename examples (stopped after 30 of its 75 minutes), one that
+weights the loss on FIM middles, and a short one with many rename examples, for copying. Budgets are
+wall-clock minutes; ``--time-scale`` shrinks or stretches all of them (a faster machine sees more
+tokens in the same time).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ PHASES = (
     Phase("short-context", 32.0, lr_scale=0.35, warmup_steps=20),
     Phase("long-context", 75.0, lr_scale=0.5, stop_after=30.0),
     Phase("fim-focus", 60.0, lr_scale=0.35),
+    Phase("copy-focus", 20.0, lr_scale=0.35),
 )
 
 

@@ -14,13 +14,14 @@ from tests.training.conftest import HELD_OUT_PERCENT
 def test_phases_continue_each_other_with_their_budgets(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--dry-run", "--work-dir", "w", "--time-scale", "0.5"]) == 0
     commands = capsys.readouterr().out.strip().splitlines()
-    assert len(commands) == len(PHASES) == 5
+    assert len(commands) == len(PHASES) == 6
     assert "--resume-from" not in commands[0]
     for number in range(1, len(PHASES)):
         assert f"--resume-from w/phase{number}" in commands[number]
     assert "--time-budget-min 30 " in commands[0] + " "
     assert "--recipe long-context" in commands[3] and "--stop-after-min 15" in commands[3]
-    assert "--recipe fim-focus" in commands[-1] and "--lr-scale 0.35" in commands[-1]
+    assert "--recipe fim-focus" in commands[4] and "--lr-scale 0.35" in commands[4]
+    assert "--recipe copy-focus" in commands[-1] and "--time-budget-min 10 " in commands[-1] + " "
     assert phase_argv(PHASES[1], Path("o"), Path("s"), Path("p"), 1.0)[-4:] == [
         "--lr-scale",
         "0.5",
