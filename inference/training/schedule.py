@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from inference.training.train_default import DRAFT_DIR, TARGET_DIR
@@ -70,10 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     args, passed_on = parser.parse_known_args(argv)  # e.g. --corpus-root, --threads: for every phase
     previous: Path | None = None
     for number, phase in enumerate(PHASES, start=1):
+        if args.recipe is not None:
+            phase = replace(phase, recipe=args.recipe)
         out = args.work_dir / f"phase{number}"
         command = phase_argv(phase, out, args.work_dir / f"scratch{number}", previous, args.time_scale)
-        if args.recipe is not None:
-            command[1] = args.recipe
         if args.steps is not None:
             command += ["--steps", str(args.steps)]
         command += passed_on

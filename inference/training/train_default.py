@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         log,
         export,
         time_budget_s=budget,
-        stop_after_s=args.stop_after_min * 60 if args.stop_after_min else None,
+        stop_after_s=args.stop_after_min * 60 if args.stop_after_min is not None else None,
         checkpoint_every_s=args.checkpoint_every_min * 60,
     )
     export(progress, final=True)
