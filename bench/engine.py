@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from bench.engine_workloads import refactor_prompt, typing_prompts
+from bench.engine_workloads import lines_reproduced, refactor_prompt, typing_prompts
 from inference.config import EngineConfig, SamplingParams, SpecMode
 from inference.defaults import REPO_ROOT, default_draft_model_dir, default_model_dir
 from inference.engine.engine import LLMEngine
@@ -155,6 +155,29 @@ def bench_speculation(
     return figures
 
 
+def bench_refactor(target: LoadedModel, args: argparse.Namespace) -> None:
+    """Part 2: the rename refactor, prompt lookup versus plain, and how faithful the output is."""
+    case = refactor_prompt(target, target.config.max_position_embeddings)
+    if case is None:
+        print("\n2. refactor: skipped, no function of this repository fits the model's context twice")
+        return
+    expected = len(target.tokenizer.encode(case.continuation))
+    request = Request(
+        "refactor",
+        prompt_token_ids=target.tokenizer.encode(case.prompt),
+        sampling=SamplingParams(max_tokens=expected + 16, ignore_eos=False),
+    )
+    engine = make_engine(target, None, args)
+    title = f"2. refactor (rename a symbol in a {case.lines}-line function)"
+    bench_speculation(title, engine, [request] * 3, [SpecMode.NGRAM, SpecMode.AUTO])
+    output = target.tokenizer.decode(run_one(engine, replace(request, request_id="refactor-check")).tokens)
+    total = len(case.continuation.splitlines())
+    print(
+        f"    the output reproduces {lines_reproduced(case.continuation, output)} of the renamed "
+        f"function's {total} lines verbatim ({len(output.splitlines())} lines written)"
+    )
+
+
 def _completion(
     request_id: str, loaded: LoadedModel, prompt: str, max_tokens: int, mode: SpecMode
 ) -> Request:
@@ -232,20 +255,8 @@ def main(argv: list[str]) -> int:
     )
     if "typing" not in skip:
         bench_typing(target, args, budget)
-    refactor = refactor_prompt(target, target.config.max_position_embeddings)
-    if "refactor" not in skip and refactor is None:
-        print("\n2. refactor: skipped, no function of this repository fits the model's context twice")
-    elif "refactor" not in skip and refactor is not None:
-        prompt, expected, lines = refactor
-        request = Request(
-            "refactor",
-            prompt_token_ids=target.tokenizer.encode(prompt),
-            sampling=SamplingParams(max_tokens=expected + 16, ignore_eos=False),
-        )
-        engine = make_engine(target, None, args)
-        modes = [SpecMode.NGRAM, SpecMode.AUTO]
-        title = f"2. refactor (rename a symbol in a {lines}-line function)"
-        bench_speculation(title, engine, [request] * 3, modes)
+    if "refactor" not in skip:
+        bench_refactor(target, args)
     if "draft" not in skip:
         prompts = typing_prompts(target, args.file, 200, budget, 40)[::5]
         requests = [_completion(f"d{i}", target, p, 40, SpecMode.OFF) for i, p in enumerate(prompts)]

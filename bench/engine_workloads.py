@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import collections
+import difflib
 import keyword
 import re
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 from inference.defaults import REPO_ROOT
@@ -46,14 +48,24 @@ def typing_prompts(loaded: LoadedModel, source: Path, burst_chars: int, budget: 
     return prompts
 
 
-def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> tuple[str, int, int] | None:
+@dataclass(frozen=True)
+class RefactorCase:
+    """The refactor benchmark's prompt, the continuation a faithful rename would write, and the
+    function's length in lines."""
+
+    prompt: str
+    continuation: str
+    lines: int
+
+
+def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> RefactorCase | None:
     """A prompt whose natural continuation is a function of this repository with one symbol renamed:
     the original, then a comment announcing the rename and the renamed first line. Works with base
     models (no instruction following needed); the continuation copies the original almost token for
     token, which is what prompt lookup is for.
 
-    Picks the function closest to 60 lines whose prompt and continuation fit in `max_tokens`.
-    Returns (prompt, expected continuation tokens, function lines), or None when nothing fits.
+    Picks the function closest to 60 lines whose prompt and continuation fit in `max_tokens`, or
+    returns None when nothing fits.
     """
     candidates: list[tuple[int, str, int]] = []
     packages = [REPO_ROOT / name for name in ("inference", "indexer", "lsp_server")]
@@ -73,12 +85,19 @@ def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> tuple[str, int, int
         names = collections.Counter(re.findall(r"\b[a-z_][a-z0-9_]{3,}\b", code))
         old = next(n for n, _ in names.most_common() if n != "self" and not keyword.iskeyword(n))
         renamed = re.sub(rf"\b{old}\b", f"{old}_renamed", code)
-        first_line, _, _ = renamed.partition("\n")
+        first_line, _, rest = renamed.partition("\n")
         # The prompt ends after the first line's text, not its newline: a byte-level BPE merges a
         # newline with the next line's indentation, so a prompt ending in a lone newline token sits
         # where training text almost only had an end of text.
         prompt = f"{code}\n\n# The same function with `{old}` renamed to `{old}_renamed`:\n{first_line}"
         expected = len(loaded.tokenizer.encode(renamed))
         if len(loaded.tokenizer.encode(prompt)) + expected + 16 <= max_tokens:
-            return prompt, expected, lines
+            return RefactorCase(prompt, "\n" + rest, lines)
     return None
+
+
+def lines_reproduced(expected: str, output: str) -> int:
+    """How many lines of `expected` the output writes verbatim and in order (difflib's matching
+    blocks over whole lines): how faithful a copy the refactor's output is."""
+    matcher = difflib.SequenceMatcher(None, expected.splitlines(), output.splitlines(), autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks())
