@@ -42,6 +42,7 @@ class ExampleMix:
     single_line_rate: float = 0.7  # of whole-line middles: one line (else 2-6)
     rest_of_line_rate: float = 0.25  # from a random column to the line's end; the rest: random spans
     whole_examples: bool = True  # rows never cut a FIM or rename example (else: cut anywhere)
+    rename_by_length: bool = False  # draw a rename example's function in proportion to its length
 
 
 SHORT_CONTEXT_MIX = ExampleMix(
@@ -177,7 +178,11 @@ class ExampleStream:
         if not functions:
             return None
         names = _IDENTIFIER.findall(self._files[index].text[:20_000])
-        return rename_training_text(self._rng, self._rng.choice(functions), names)
+        if self._mix.rename_by_length:  # long functions: the long-range copies a refactor needs
+            function = self._rng.choices(functions, weights=[len(f) for f in functions])[0]
+        else:
+            function = self._rng.choice(functions)
+        return rename_training_text(self._rng, function, names)
 
     def _fim(self, index: int) -> str:
         rng, mix, file = self._rng, self._mix, self._files[index]

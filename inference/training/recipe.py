@@ -41,6 +41,8 @@ class TrainRecipe:
     rope_theta: float = 10000.0
     mix: ExampleMix = field(default_factory=ExampleMix)
     middle_weight: float = 1.0  # loss weight of the target's FIM-middle tokens (the rest weigh 1)
+    copy_weight: float = 1.0  # loss weight of tokens that end an n-gram seen earlier in the row
+    copy_ngram: int = 6  # the n of copy_weight
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -50,8 +52,8 @@ class TrainRecipe:
 
 # Sized for two shared CPU cores (see models/MODEL_CARD.md): a 10-40 M target would see under one
 # pass over the corpus there, so the target is ~4 M and the draft ~1 M (mostly embedding).
-# The shipped pair ran SHORT_CONTEXT three times, then LONG_CONTEXT, FIM_FOCUS and COPY_FOCUS
-# (the phases are listed in inference/training/schedule.py).
+# The shipped pair ran SHORT_CONTEXT three times, then LONG_CONTEXT, FIM_FOCUS, COPY_FOCUS, COPY_LONG
+# and COPY_WEIGHTED (the phases are listed in inference/training/schedule.py).
 SHORT_CONTEXT = TrainRecipe(
     target=ModelShape(hidden_size=192, num_layers=6, num_heads=3, num_kv_heads=1, intermediate_size=512),
     draft=ModelShape(hidden_size=96, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=256),
@@ -78,6 +80,18 @@ FIM_FOCUS = replace(
 # replaced) become 30 % of the examples, so the target learns to copy a long stretch of its prompt.
 COPY_FOCUS = replace(FIM_FOCUS, mix=replace(FIM_FOCUS.mix, rename_rate=0.3))
 
+# The same, with each rename example's function drawn in proportion to its length: most functions
+# are short, but a refactor copies one of 60 lines from hundreds of tokens back.
+COPY_LONG = replace(COPY_FOCUS, mix=replace(COPY_FOCUS.mix, rename_by_length=True))
+
+# More of them (40 %), and the loss on every token that continues a 6-gram seen earlier in its row (a
+# copy: in a renamed function, a repeated identifier, a snippet's line) weighted 3 to 1.
+COPY_WEIGHTED = replace(COPY_LONG, mix=replace(COPY_LONG.mix, rename_rate=0.4), copy_weight=3.0)
+
+# A last, gentle phase back towards infilling: the copy phases cost single-line exact match, so the
+# rename examples drop to 15 % (still drawn by length) and copies weigh 1 again.
+FIM_POLISH = replace(COPY_LONG, mix=replace(COPY_LONG.mix, rename_rate=0.15))
+
 TINY = TrainRecipe(
     target=ModelShape(hidden_size=32, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=64),
     draft=ModelShape(hidden_size=16, num_layers=1, num_heads=1, num_kv_heads=1, intermediate_size=32),
@@ -90,7 +104,10 @@ TINY = TrainRecipe(
 
 RECIPES = {
     "copy-focus": COPY_FOCUS,
+    "copy-long": COPY_LONG,
+    "copy-weighted": COPY_WEIGHTED,
     "fim-focus": FIM_FOCUS,
+    "fim-polish": FIM_POLISH,
     "long-context": LONG_CONTEXT,
     "short-context": SHORT_CONTEXT,
     "tiny": TINY,

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from transformers import LlamaForCausalLM
 
 from inference.training.examples import ExampleStream
+from inference.training.loss_weights import combine, copy_weights, middle_weights
 from inference.training.recipe import TrainRecipe
 
 
@@ -57,18 +58,6 @@ def lm_loss(logits: torch.Tensor, ids: torch.Tensor, weights: torch.Tensor | Non
         return losses.mean()
     flat = weights.reshape(-1)
     return (losses * flat).sum() / flat.sum()
-
-
-def middle_weights(ids: torch.Tensor, middle_id: int, end_id: int, weight: float) -> torch.Tensor | None:
-    """(B, T-1) loss weights: ``weight`` where the next token belongs to a FIM middle (after
-    ``<|fim_middle|>``, up to and including its ``<|endoftext|>``), 1 elsewhere; None for weight 1."""
-    if weight == 1.0:
-        return None
-    positions = torch.arange(ids.size(1)).expand_as(ids)  # (B, T)
-    last_middle = torch.where(ids == middle_id, positions, -1).cummax(dim=1).values  # (B, T)
-    last_end = torch.where(ids == end_id, positions, -1).cummax(dim=1).values
-    inside = (last_middle > last_end)[:, :-1]  # (B, T-1): label j is ids[j + 1]
-    return torch.where(inside, weight, 1.0)
 
 
 def distill_loss(draft_logits: torch.Tensor, target_logits: torch.Tensor) -> torch.Tensor:
@@ -131,7 +120,10 @@ def train_pair(
         ids = stream.batch(recipe.batch_size)  # (B, T)
 
         target_logits = target(input_ids=ids).logits  # (B, T, V)
-        weights = middle_weights(ids, stream.middle_id, stream.end_id, recipe.middle_weight)
+        weights = combine(
+            middle_weights(ids, stream.middle_id, stream.end_id, recipe.middle_weight),
+            copy_weights(ids, recipe.copy_ngram, recipe.copy_weight),
+        )
         target_loss = lm_loss(target_logits, ids, weights)
         target_loss.backward()
         torch.nn.utils.clip_grad_norm_(target.parameters(), recipe.grad_clip)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import torch
 from tokenizers import Tokenizer
 
 from inference.training.corpus import SourceFile, collect_files, is_held_out, split_files
-from inference.training.examples import ExampleStream, plain_rows, split_for_fim
+from inference.training.examples import ExampleMix, ExampleStream, plain_rows, split_for_fim
 
 TEXT = "import os\n\n\ndef f(x):\n    y = x + 1\n    return y\n\n\nclass C:\n    pass\n"
 
@@ -94,3 +95,20 @@ def test_rows_hold_whole_fim_examples(tiny_run: Path, tiny_corpus: Path) -> None
                 assert ids["<|fim_prefix|>"] in before[:start] and ids["<|fim_suffix|>"] in before[:start]
                 assert eos in row[i:]
     assert middles > 10
+
+
+def test_rename_by_length_draws_longer_functions(tiny_run: Path, tiny_corpus: Path) -> None:
+    """Weighting the rename examples' functions by length moves their mean length up (refactors copy
+    long functions; most functions are short)."""
+    tokenizer = Tokenizer.from_file(str(tiny_run / "codedraft-base" / "tokenizer.json"))
+    files = collect_files(tiny_corpus)
+
+    def mean_lines(by_length: bool) -> float:
+        mix = ExampleMix(plain_rate=0.0, rename_rate=1.0, rename_by_length=by_length)
+        stream = ExampleStream(files, tokenizer, seq_len=2048, seed=5, mix=mix)
+        texts = [stream.example_text() for _ in range(300)]
+        functions = [m.group(1) for t in texts if (m := re.match(r"(.*?)\n\n# .*`.*`.*:\n", t, re.S))]
+        assert len(functions) > 200
+        return sum(f.count("\n") + 1 for f in functions) / len(functions)
+
+    assert mean_lines(True) > 1.3 * mean_lines(False)

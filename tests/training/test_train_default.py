@@ -109,7 +109,8 @@ def test_resume_continues_with_the_same_tokenizer(tiny_run: Path, tiny_corpus: P
 
 
 def test_middle_weights_cover_fim_middles_and_their_end() -> None:
-    from inference.training.trainer import lm_loss, middle_weights
+    from inference.training.loss_weights import middle_weights
+    from inference.training.trainer import lm_loss
 
     mid, end = 3, 0
     ids = torch.tensor([[9, 1, 9, 2, 9, mid, 7, 7, end, 9, 9]])  # a FIM example, then plain text
@@ -120,3 +121,18 @@ def test_middle_weights_cover_fim_middles_and_their_end() -> None:
     assert middle_weights(ids, mid, end, 1.0) is None
     logits = torch.randn(1, ids.size(1), 12)
     assert torch.allclose(lm_loss(logits, ids, torch.ones(1, ids.size(1) - 1)), lm_loss(logits, ids))
+
+
+def test_copy_weights_mark_tokens_that_repeat_an_earlier_ngram() -> None:
+    from inference.training.loss_weights import combine, copy_weights
+
+    ids = torch.tensor([[5, 6, 7, 8, 1, 5, 6, 7, 9, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]])
+    weights = copy_weights(ids, 3, 2.0)
+    assert weights is not None and weights.shape == (2, 12)
+    # row 0: tokens 7 (position 7), 7 (11) and 8 (12) end a 3-gram seen before; label j is token j + 1
+    assert weights[0].tolist() == [1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2, 2]
+    assert weights[1].tolist() == [1] * 12  # nothing repeats
+    assert copy_weights(ids, 3, 1.0) is None
+    middle = torch.full((2, 12), 3.0)
+    assert torch.equal(combine(None, weights, middle), middle)
+    assert combine(None, None) is None
