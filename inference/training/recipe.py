@@ -52,8 +52,10 @@ class TrainRecipe:
 
 # Sized for two shared CPU cores (see models/MODEL_CARD.md): a 10-40 M target would see under one
 # pass over the corpus there, so the target is ~4 M and the draft ~1 M (mostly embedding).
-# The shipped pair ran SHORT_CONTEXT three times, then LONG_CONTEXT, FIM_FOCUS, COPY_FOCUS, COPY_LONG
-# and COPY_WEIGHTED (the phases are listed in inference/training/schedule.py).
+# The shipped pair ran SHORT_CONTEXT three times, then LONG_CONTEXT, FIM_FOCUS and COPY_FOCUS
+# (the phases are listed in inference/training/schedule.py). COPY_LONG, COPY_WEIGHTED and FIM_POLISH
+# were tried after them and not shipped: they made the target copy more but infill single lines worse
+# (models/MODEL_CARD.md, "Copying").
 SHORT_CONTEXT = TrainRecipe(
     target=ModelShape(hidden_size=192, num_layers=6, num_heads=3, num_kv_heads=1, intermediate_size=512),
     draft=ModelShape(hidden_size=96, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=256),
