@@ -171,10 +171,13 @@ def bench_refactor(target: LoadedModel, args: argparse.Namespace) -> None:
     title = f"2. refactor (rename a symbol in a {case.lines}-line function)"
     bench_speculation(title, engine, [request] * 3, [SpecMode.NGRAM, SpecMode.AUTO])
     output = target.tokenizer.decode(run_one(engine, replace(request, request_id="refactor-check")).tokens)
-    total = len(case.continuation.splitlines())
+    # Counted on the whole function: its first line is right only if the output ends it right.
+    first_line = case.prompt.rpartition("\n")[2]
+    expected_lines = (first_line + case.continuation).splitlines()
     print(
-        f"    the output reproduces {lines_reproduced(case.continuation, output)} of the renamed "
-        f"function's {total} lines verbatim ({len(output.splitlines())} lines written)"
+        f"    the output reproduces {lines_reproduced(first_line + case.continuation, first_line + output)} "
+        f"of the renamed function's {len(expected_lines)} lines verbatim "
+        f"({len((first_line + output).splitlines())} lines written)"
     )
 
 

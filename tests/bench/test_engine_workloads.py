@@ -29,4 +29,4 @@ def test_refactor_case_is_the_rename_of_the_prompts_function(tmp_path: Path) -> 
     old, new = re.findall(r"`(\w+)`", announcement)
     assert new == f"{old}_renamed"
     assert first_line + case.continuation == re.sub(rf"\b{old}\b", new, code)
-    assert len(case.continuation.splitlines()) == case.lines
+    assert len((first_line + case.continuation).splitlines()) == case.lines
