@@ -110,6 +110,8 @@ class EngineConfig:
     max_step_tokens: int = 2048
     prefill_chunk: int = 1024
     supersede_completions: bool = True
+    # End a request whose output loops, keeping the loop's first copy (inference.engine.repetition).
+    stop_repetition: bool = True
     speculation: SpeculationConfig = field(default_factory=SpeculationConfig)
 
     def validate(self) -> None:

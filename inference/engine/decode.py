@@ -172,9 +172,12 @@ class SequenceRunner:
                 seq.finish_reason = FinishReason.EOS
             else:
                 seq.pending_tokens.append(token)
-                seq.pending_text.append(seq.stream.push(token))
+                text = seq.stream.push(token)
+                seq.pending_text.append(text if seq.repetition is None else seq.repetition.push(token, text))
                 if seq.stream.stopped:
                     seq.finish_reason = FinishReason.STOP
+                elif seq.repetition is not None and seq.repetition.loop is not None:
+                    seq.finish_reason = FinishReason.REPETITION
                 elif seq.num_generated >= params.max_tokens or len(seq.token_ids) >= self.max_len:
                     seq.finish_reason = FinishReason.LENGTH
             if seq.finish_reason is not None:

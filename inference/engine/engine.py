@@ -37,6 +37,7 @@ from inference.engine.errors import EngineError, InvalidRequestError, ResourceEx
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner, runners_for
 from inference.engine.preemption import Preemptor
+from inference.engine.repetition import RepetitionGuard
 from inference.engine.scheduler import Scheduler
 from inference.engine.sequence import (
     FinishReason,
@@ -112,6 +113,8 @@ class LLMEngine:
             controllers_for(request.spec_mode, self.proposers, self.config.speculation),
             next(self._arrivals),
         )
+        if self.config.stop_repetition:
+            seq.repetition = RepetitionGuard()
         with self._lock:
             if request.request_id in self._live:
                 raise InvalidRequestError(f"request id {request.request_id!r} is already running")
@@ -214,7 +217,8 @@ class LLMEngine:
     def _finish(self, seq: Sequence, reason: FinishReason) -> None:
         seq.finish_reason = reason
         seq.status = SeqStatus.FINISHED
-        seq.pending_text.append(seq.stream.finish())
+        tail = seq.stream.finish()
+        seq.pending_text.append(tail if seq.repetition is None else seq.repetition.finish(tail))
         self.preemptor.release_blocks(seq)
         self.scheduler.remove(seq)
         self.preemptor.admission_paused = False

@@ -10,6 +10,7 @@ import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.errors import EngineError, InvalidRequestError
+from inference.engine.repetition import RepetitionGuard
 from inference.engine.text_stream import TextStream
 from inference.spec_decode.controller import SpeculationController
 from inference.tokenizer import Tokenizer
@@ -23,6 +24,7 @@ class FinishReason(enum.StrEnum):
     EOS = "eos"
     CANCELLED = "cancelled"  # abort(), or superseded by a newer completion of the same session
     ERROR = "error"  # see RequestOutput.error
+    REPETITION = "repetition"  # the output started looping (inference.engine.repetition)
 
 
 @dataclass
@@ -141,6 +143,8 @@ class Sequence:
         self.pending_tokens: list[int] = []
         self.pending_text: list[str] = []
         self.pending_logits: list[torch.Tensor] = []
+        # Stops the output when it loops and holds back the text such a stop would cut (None: off).
+        self.repetition: RepetitionGuard | None = None
 
     @property
     def priority(self) -> int:

@@ -23,6 +23,7 @@ class FinishReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FINISH_REASON_EOS: _ClassVar[FinishReason]
     FINISH_REASON_CANCELLED: _ClassVar[FinishReason]
     FINISH_REASON_ERROR: _ClassVar[FinishReason]
+    FINISH_REASON_REPETITION: _ClassVar[FinishReason]
 
 class TruncationPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -40,6 +41,7 @@ FINISH_REASON_LENGTH: FinishReason
 FINISH_REASON_EOS: FinishReason
 FINISH_REASON_CANCELLED: FinishReason
 FINISH_REASON_ERROR: FinishReason
+FINISH_REASON_REPETITION: FinishReason
 TRUNCATION_POLICY_UNSPECIFIED: TruncationPolicy
 TRUNCATION_POLICY_KEEP_NEAR_CURSOR: TruncationPolicy
 TRUNCATION_POLICY_REJECT: TruncationPolicy

@@ -1,0 +1,105 @@
+"""The repetition detector and guard on token ids of a real tokenizer: the loops a small model falls
+into are stopped early and cut back to whole lines; legitimate repetition is left alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer
+
+from inference.engine.repetition import Loop, RepetitionDetector, RepetitionGuard
+
+MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "codedraft-base"
+
+LOOPS = {
+    # the issue's ghost text: the same two tokens to the end of the line
+    "x_forever": ("def fibonacci(n):\n    return " + "x * " * 40 + "x\n", "def fibonacci(n):\n"),
+    # the issue's refactor: a list hundreds of items long
+    "all_list": ("__all__ = ['a', 'b', 'c', 'c', " + "'d', " * 300 + "]\n", ""),
+    # the same line, line after line: kept once
+    "same_line": (
+        "def f(self):\n" + "    self.value = value\n" * 30,
+        "def f(self):\n    self.value = value\n",
+    ),
+    # a block of two lines repeated
+    "same_block": (
+        "for item in items:\n" + "    total += item.price\n    count += 1\n" * 20,
+        "for item in items:\n    total += item.price\n    count += 1\n",
+    ),
+}
+
+LEGITIMATE = {
+    "cube": "def cube(x):\n    return x * x * x\n",
+    "table": "ROWS = [\n" + "".join(f"    ({i}, '{chr(97 + i)}', {i * i}),\n" for i in range(16)) + "]\n",
+    "arguments": "call(" + ", ".join(f"arg{i}" for i in range(1, 25)) + ")\n",
+    "dict": "d = {\n" + "".join(f"    'key{i}': value{i},\n" for i in range(16)) + "}\n",
+    "dividers": "# " + "-" * 76 + "\n# " + "=" * 76 + "\n",
+    "zero_matrix": "grid = [\n" + "    [0, 0, 0, 0],\n" * 4 + "]\n",
+    "short_zeros": "x = [" + "0, " * 11 + "0]\n",
+    "similar_calls": "".join(
+        f"    self.assertEqual(parse('{c}'), {i})\n" for i, c in enumerate("abcdefghij")
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+
+
+def _guarded(tokenizer: Tokenizer, text: str) -> tuple[str, list[str], Loop | None, int, int]:
+    """Feeds text's tokens one at a time as the engine does (stopping at a loop)."""
+    ids = tokenizer.encode(text).ids
+    guard, deltas, fed = RepetitionGuard(), [], 0
+    for token in ids:
+        fed += 1
+        deltas.append(guard.push(token, tokenizer.decode([token])))
+        if guard.loop is not None:
+            break
+    deltas.append(guard.finish())
+    return "".join(deltas), deltas, guard.loop, fed, len(ids)
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_a_loop_is_stopped_early_and_cut_to_whole_lines(tokenizer: Tokenizer, name: str) -> None:
+    text, kept = LOOPS[name]
+    out, _, loop, fed, total = _guarded(tokenizer, text)
+    assert loop is not None
+    assert out == kept
+    assert fed < total / 2  # most of the loop is never generated
+    assert loop.copies >= 5 and loop.end - loop.start >= 32
+
+
+@pytest.mark.parametrize("name", sorted(LEGITIMATE))
+def test_legitimate_repetition_passes_unchanged(tokenizer: Tokenizer, name: str) -> None:
+    text = LEGITIMATE[name]
+    out, _, loop, _, _ = _guarded(tokenizer, text)
+    assert loop is None
+    assert out == text
+
+
+def test_text_is_released_a_line_at_a_time(tokenizer: Tokenizer) -> None:
+    text = LEGITIMATE["dict"]
+    _, deltas, _, _, _ = _guarded(tokenizer, text)
+    sent = [d for d in deltas if d]
+    assert all(d.endswith("\n") for d in sent)
+    assert len(sent) > 5  # not all at the end
+
+
+def test_detector_reports_the_shortest_period_and_the_run() -> None:
+    detector = RepetitionDetector(max_period=8, min_copies=5, min_span=10)
+    found = [detector.push(t) for t in [9, 8, *([1, 2] * 5)]]
+    assert found[:-1] == [None] * 11
+    assert found[-1] == Loop(period=2, start=2, end=12)
+    assert detector.longest_run == 8
+
+
+def test_a_period_longer_than_the_window_is_not_seen() -> None:
+    detector = RepetitionDetector(max_period=4, min_copies=2, min_span=2)
+    assert all(detector.push(t) is None for t in list(range(5)) * 4)
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="max_period"):
+        RepetitionDetector(max_period=0)
