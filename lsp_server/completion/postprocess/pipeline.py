@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from lsp_server.completion.postprocess.balance_brackets import balance_brackets
 from lsp_server.completion.postprocess.context import CursorContext
+from lsp_server.completion.postprocess.cut_repetition import cut_repetition
 from lsp_server.completion.postprocess.drop_empty import drop_empty
 from lsp_server.completion.postprocess.drop_suffix_repeat import drop_suffix_repeat
 from lsp_server.completion.postprocess.prefer_parsable import prefer_parsable
@@ -19,6 +20,7 @@ Filter = Callable[[CursorContext, str], "str | None"]
 DEFAULT_FILTERS: tuple[Filter, ...] = (
     drop_empty,
     trim_whitespace,
+    cut_repetition,
     stop_at_block_end,
     stop_at_scope_end,
     balance_brackets,
