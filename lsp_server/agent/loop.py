@@ -20,6 +20,7 @@ from lsp_server.agent.edits import EditDoesNotApply, MalformedEdit, Target, appl
 from lsp_server.agent.prompts import AttemptNote, fix_messages, tool_response, tools_system
 from lsp_server.agent.sandbox import CheckRun, Sandbox
 from lsp_server.agent.scratch import ScratchCopy
+from lsp_server.rewrite.proposal_check import changes_problem
 from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace
 
 Generate = Callable[[list[pb.ChatMessage]], Awaitable[str]]
@@ -219,6 +220,10 @@ class _FixRun:
         changes = self.scratch.changes()
         if not changes:
             self.record(step, reply, "rejected: the edit changes nothing")
+            return None
+        problem = changes_problem(changes, target, self.task.instruction or "")
+        if problem is not None:
+            self.record(step, reply, f"rejected: {problem}")
             return None
         self.progress(f"step {step}: checking the edit to {', '.join(sorted(changes))}")
         run = await self.check()

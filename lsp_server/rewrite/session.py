@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from indexer.languages import language_for_path
 from indexer.positions import utf16_length
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.service import RequestRejected
+from lsp_server.completion.syntax import language_spec
 from lsp_server.progress import begin_progress
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
+from lsp_server.rewrite.proposal_check import Proposal, proposal_problem
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
 from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace, annotated_edit, check_inside_workspace
 
@@ -89,6 +92,12 @@ async def run_rewrite(
     code = keep_indentation(selected, code)
     if code == selected:
         result.error = "the model proposed no change"
+        return result
+    after = "\n".join([*lines[:first], code, *lines[last + 1 :]])
+    language = language_spec(document.language_id) or language_for_path(task.path)
+    problem = proposal_problem(Proposal("\n".join(lines), after, language, instruction, (first, last)))
+    if problem is not None:
+        result.error = f"{problem}; not offered, ask again or reword the request"
         return result
     whole_lines = types.Range(
         start=types.Position(line=first, character=0),
