@@ -3,11 +3,16 @@
  * wait for the extension's status bar item, then either (scenario "working") type, accept the
  * ghost text with Tab, find it in the file, refactor a selection and apply the previewed edit, or
  * (scenario "start-failure") check the "could not start" message and its "Open settings" action.
+ * It judges what a person would: the ghost text has no loop and the file parses once it is accepted;
+ * the refactor keeps `fibonacci` defined and the file parsing, or is refused with the server's
+ * one-line reason (see `refactor` below).
  * Prints one JSON summary; exits 1 with a screenshot of the page when a step fails.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chromium, type Locator, type Page } from 'playwright-core';
+
+import { definesFunction, isProposalCheckRefusal, loopIn, pythonSyntaxError } from './judge';
 
 interface Options {
   url: string;
@@ -19,6 +24,7 @@ interface Options {
   expectRefactorMark: string | undefined;
   readyTimeoutMs: number;
   completionTimeoutMs: number;
+  python: string;
 }
 
 function options(): Options {
@@ -44,6 +50,7 @@ function options(): Options {
     expectRefactorMark: env.E2E_EXPECT_REFACTOR_MARK,
     readyTimeoutMs: Number(env.E2E_READY_TIMEOUT_MS ?? 300_000),
     completionTimeoutMs: Number(env.E2E_COMPLETION_TIMEOUT_MS ?? 180_000),
+    python: env.E2E_PYTHON ?? 'python3',
   };
 }
 
@@ -134,6 +141,10 @@ async function working(page: Page, opts: Options): Promise<void> {
   summary.ghostText = shown;
   await page.screenshot({ path: opts.screenshot });
   summary.screenshot = opts.screenshot;
+  const loop = loopIn(shown);
+  if (loop !== undefined) {
+    throw new Error(`the ghost text loops (${loop}): nobody would accept it`);
+  }
 
   await step('accept a word', async () => {
     // Partial accept: Ctrl+Right takes the next word of the suggestion and leaves the rest shown.
@@ -165,6 +176,10 @@ async function working(page: Page, opts: Options): Promise<void> {
   if (opts.expectCompletion !== undefined && !afterTab.includes(opts.expectCompletion)) {
     throw new Error(`expected "${opts.expectCompletion}" in the file:\n${afterTab}`);
   }
+  const tabSyntax = pythonSyntaxError(opts.file, opts.python);
+  if (tabSyntax !== undefined) {
+    throw new Error(`the file does not parse once the ghost text is accepted (${tabSyntax}):\n${afterTab}`);
+  }
   summary.documentAfterTab = afterTab;
   summary.statusAfterCompletion = normalize((await item.textContent()) ?? '');
 
@@ -188,9 +203,19 @@ async function working(page: Page, opts: Options): Promise<void> {
     const noEdit = page.locator('.notification-toast', { hasText: /codedraft: refactoring(: no change made| failed)/ });
     await apply.or(noEdit).first().waitFor({ timeout: opts.completionTimeoutMs });
     if (await noEdit.isVisible()) {
-      throw new Error(
-        `no edit to apply: ${normalize((await noEdit.locator('.notification-list-item-message').textContent()) ?? '')}`,
-      );
+      const message = normalize((await noEdit.locator('.notification-list-item-message').textContent()) ?? '');
+      // A proposal that would lose the code is not offered: the person sees exactly this one-line
+      // notification, names what was wrong, and can ask again. That is a right outcome for a model
+      // that cannot do the refactor (the embedded one answers with unrelated code); any other
+      // reason for "no change" (no answer, no code) is a failure.
+      const reason = /no change made \((.*)\)\.?$/.exec(message)?.[1] ?? '';
+      if (!isProposalCheckRefusal(reason)) {
+        throw new Error(`no edit to apply: ${message}`);
+      }
+      summary.refactorOutcome = 'refused by the proposal check; the user saw this notification';
+      summary.refactorRefusal = message;
+      await page.screenshot({ path: path.join(path.dirname(opts.failureScreenshot), 'refactor-refused.png') });
+      return;
     }
     await page.screenshot({ path: path.join(path.dirname(opts.failureScreenshot), 'refactor-preview.png') });
     // Changes whose annotation needs confirmation start unticked in the preview: the user opts in.
@@ -205,8 +230,26 @@ async function working(page: Page, opts: Options): Promise<void> {
     await save(page);
   });
   const afterRefactor = fs.readFileSync(opts.file, 'utf8');
+  if (summary.refactorOutcome !== undefined) {
+    if (afterRefactor !== afterTab) {
+      throw new Error(`the refactor was refused, yet the file changed:\n${afterRefactor}`);
+    }
+    return;
+  }
+  summary.refactorOutcome = 'applied';
   if (afterRefactor === afterTab) {
     throw new Error('the refactor did not change the file');
+  }
+  if (!definesFunction(afterRefactor, 'fibonacci')) {
+    throw new Error(`the refactor lost the definition of fibonacci:\n${afterRefactor}`);
+  }
+  const refactorSyntax = pythonSyntaxError(opts.file, opts.python);
+  if (refactorSyntax !== undefined) {
+    throw new Error(`the refactored file does not parse (${refactorSyntax}):\n${afterRefactor}`);
+  }
+  const refactorLoop = loopIn(afterRefactor);
+  if (refactorLoop !== undefined) {
+    throw new Error(`the refactored file loops (${refactorLoop}):\n${afterRefactor}`);
   }
   if (opts.expectRefactorMark !== undefined && !afterRefactor.includes(opts.expectRefactorMark)) {
     throw new Error(`expected "${opts.expectRefactorMark}" in the refactored file:\n${afterRefactor}`);

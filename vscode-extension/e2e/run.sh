@@ -162,6 +162,12 @@ fi
 export E2E_SCREENSHOT="${CODEDRAFT_E2E_SCREENSHOT:-$DEFAULT_SCREENSHOT}"
 mkdir -p "$(dirname "$E2E_SCREENSHOT")"
 export E2E_FAILURE_SCREENSHOT="$RUN_DIR/failure.png"
+# The judge of "does the file still parse" (e2e/judge.ts): the repository's Python, else the system's.
+if [ -x "$REPO_DIR/.venv/bin/python" ]; then
+  export E2E_PYTHON="$REPO_DIR/.venv/bin/python"
+else
+  export E2E_PYTHON=python3
+fi
 status=0
 node out/e2e/drive.js || status=$?
 if [ "$status" -ne 0 ]; then
