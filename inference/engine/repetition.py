@@ -20,7 +20,10 @@ is dropped whole, since no prefix of it is code anyone meant; everything before 
 Holding back: the cut can reach back to the start of the line where a repeating run began, so text
 is released only up to the last line break before the second copy of the longest run that is
 repeating now (at most up to the last complete line). Streams therefore arrive a line at a time, and
-the rest of the text at the end of the request. The detector costs O(`max_period`) per token.
+the rest of the text at the end of the request. A line longer than `RepetitionGuard.max_hold` tokens
+is released in part all the same (never the run that repeats now), so a long line still streams; a
+loop found later in it then keeps the released start of its line. The detector costs O(`max_period`)
+per token.
 """
 
 from __future__ import annotations
@@ -92,8 +95,9 @@ class RepetitionGuard:
     Invariant: ``text[:released]`` has been sent, and it never reaches past a cut a loop could need.
     """
 
-    def __init__(self, detector: RepetitionDetector | None = None) -> None:
+    def __init__(self, detector: RepetitionDetector | None = None, max_hold: int = 128) -> None:
         self.detector = detector or RepetitionDetector()
+        self.max_hold = max_hold
         self.loop: Loop | None = None
         self.text = ""
         self.released = 0
@@ -109,8 +113,9 @@ class RepetitionGuard:
         if loop is not None:
             self.loop = loop
             return self._release_to(self._cut(loop))
-        second_copy = self.detector.count - self.detector.longest_run
-        return self._release_to(self._line_start(self._offset_before(second_copy)))
+        second_copy = self._offset_before(self.detector.count - self.detector.longest_run)
+        held_long_enough = self._offset_before(max(self.detector.count - self.max_hold, 0))
+        return self._release_to(min(second_copy, max(self._line_start(second_copy), held_long_enough)))
 
     def finish(self, tail: str = "") -> str:
         """The rest of the text at the end of the request (`tail`: the stream's own held-back text)."""

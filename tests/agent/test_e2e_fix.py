@@ -52,9 +52,10 @@ def test_cli_json_reports_each_failed_attempt(tmp_path: Path, scripted_daemon: s
     assert report["status"] == "no verified fix" and report["diff"] == ""
     assert report["baseline"]["exit_code"] == 3
     assert len(report["attempts"]) == 2
-    for attempt in report["attempts"]:  # the whole file replaced by the model's one line, still failing
+    for attempt in report["attempts"]:  # the whole file replaced by the model's one line: not even checked
         assert attempt["reply"] == "value = compute(items)"
-        assert attempt["outcome"].startswith("the check failed: `exit 3` exited with status 3")
+        assert attempt["outcome"] == "rejected: calc.py: the proposal drops the definition of compute, total"
+        assert attempt["check"] is None
 
 
 def test_cli_names_a_bad_target_in_one_line(tmp_path: Path) -> None:

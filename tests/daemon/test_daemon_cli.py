@@ -75,12 +75,13 @@ def source_file(tmp_path: Path) -> Path:
 
 
 def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
-    tiny_model_dir: Path, short_dir: Path, source_file: Path
+    endless_model_dir: Path, short_dir: Path, source_file: Path
 ) -> None:
+    # a model that never stops by itself (nor loops), so the stream is surely live when SIGTERM comes
     socket_path = short_dir / "run" / "d.sock"
     daemon = DaemonProcess(
         "--model",
-        str(tiny_model_dir),
+        str(endless_model_dir),
         "--no-draft",
         "--listen",
         f"unix:{socket_path}",
@@ -91,10 +92,10 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
         daemon.wait_ready()
         assert (
             daemon.lines[0]
-            == f"codedraft daemon listening on unix:{socket_path} (loading {tiny_model_dir} on auto)"
+            == f"codedraft daemon listening on unix:{socket_path} (loading {endless_model_dir} on auto)"
         )
         assert daemon.lines[1].startswith(
-            "ready: tiny-base (llama, 0.2M parameters, no draft model) on cpu float32"
+            "ready: endless (llama, 0.2M parameters, no draft model) on cpu float32"
         )
         assert "loaded in" in daemon.lines[1]
         assert daemon.lines[2] == f"editors connect with: codedraft lsp --daemon unix:{socket_path}"
@@ -112,7 +113,7 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
 
         assert asyncio.run(ask()) in {("SERVING", "length"), ("SERVING", "eos")}
 
-        second = codedraft("daemon", "--model", str(tiny_model_dir), "--listen", f"unix:{socket_path}")
+        second = codedraft("daemon", "--model", str(endless_model_dir), "--listen", f"unix:{socket_path}")
         assert second.returncode == 2
         assert second.stderr.strip().splitlines() == [
             f"codedraft: error: another codedraft daemon (pid {daemon.process.pid}) is already running on "

@@ -103,3 +103,20 @@ def test_a_period_longer_than_the_window_is_not_seen() -> None:
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="max_period"):
         RepetitionDetector(max_period=0)
+
+
+def test_a_long_line_still_streams_but_never_its_repeating_run(tokenizer: Tokenizer) -> None:
+    words = " ".join(f"word{i}" for i in range(200))
+    ids = tokenizer.encode(words).ids
+    guard = RepetitionGuard(max_hold=16)
+    sent = "".join(guard.push(token, tokenizer.decode([token])) for token in ids)
+    assert 0 < len(sent) < len(words) and words.startswith(sent)
+    assert sent + guard.finish() == words
+    looping = RepetitionGuard(max_hold=16)
+    for token in tokenizer.encode("total = " + "x * " * 60).ids:
+        looping.push(token, tokenizer.decode([token]))
+        if looping.loop is not None:
+            break
+    assert looping.loop is not None
+    # a line longer than max_hold: its start up to the run's first copy was sent, no second copy
+    assert looping.text[: looping.released] == "total = x *"
