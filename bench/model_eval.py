@@ -40,6 +40,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--spec-cases", type=int, default=60, help="infilling prompts run with draft speculation (0: skip)"
     )
+    parser.add_argument(
+        "--repetition",
+        action="store_true",
+        help="also decode the cases as editor suggestions with and without the daemon's repetition stop",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     return parser
 
@@ -91,10 +96,12 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     valid = {"spm": 0, "empty": 0, "above": 0}
     agreement: list[bool] = []
     spm_prompts: list[str] = []
+    contexts: list[tuple[str, str, str]] = []
     exact_non_blank = 0  # target SPM hits on lines that are not blank (the InCoder-style task)
     for case in cases:
         prefix, suffix = truncate_around(case.prefix, case.suffix, lambda s: len(target.encode(s)), budget)
         baseline_before = parses_cleanly(case.file_text)
+        contexts.append((prefix, suffix, case.path))
         for order in ("spm", "psm"):
             prompt = fim_prompt(prefix, suffix, spm=order == "spm", path=case.path)
             ids = target.complete_line(prompt, args.max_new_tokens)
@@ -141,6 +148,11 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
             spec_draft_acceptance=spec["draft"]["acceptance"],
             spec_auto_speedup=spec["auto"]["speedup"],
         )
+    if args.repetition:
+        from bench.model_repetition import repetition_figures
+        from lsp_server.config import CompletionSettings
+
+        figures.update(repetition_figures(args.target, contexts, CompletionSettings().max_tokens))
     figures["seconds"] = round(time.monotonic() - started, 1)
     return figures
 
@@ -175,6 +187,10 @@ def _report(figures: dict[str, Any]) -> str:
             f"{figures['spec_draft_speedup']}x tokens/s (acceptance {figures['spec_draft_acceptance']}), "
             f"auto {figures['spec_auto_speedup']}x, outputs identical: {figures['spec_outputs_identical']}"
         )
+    if "repetition_cases" in figures:
+        from bench.model_repetition import report_line
+
+        lines.append(report_line(figures))
     lines.append(f"({figures['seconds']} s)")
     return "\n".join(lines)
 

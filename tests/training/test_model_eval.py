@@ -29,11 +29,14 @@ def test_model_eval_runs_on_tiny_models(
         "2",
         "--max-new-tokens",
         "4",
+        "--repetition",
         "--json",
         str(out),
     ]
     assert main(argv) == 0
     figures = json.loads(out.read_text())
+    assert figures["repetition_cases"] == 4 and figures["repetition_stopped_is_prefix"] is True
+    assert 0 <= figures["repetition_cut_share"] <= 1 and figures["repetition_tokens_saved"] >= 0
     assert figures["cases"] == 4
     assert figures["perplexity_tokens"] == 2 * 63
     assert figures["target_perplexity"] > 1 and figures["draft_perplexity"] > 1
