@@ -133,7 +133,11 @@ async function working(page: Page, opts: Options): Promise<void> {
     await page.keyboard.press('Enter');
     await page.keyboard.type('def fibonacci(n):', { delay: 40 });
     await page.keyboard.press('Enter');
-    await ghost.waitFor({ timeout: opts.completionTimeoutMs });
+    await ghost.waitFor({ timeout: opts.completionTimeoutMs }).catch(async () => {
+      // No suggestion at all is what the person sees when the model's one was a loop or did not parse.
+      const status = normalize((await item.textContent()) ?? '');
+      throw new Error(`no ghost text after "def fibonacci(n):" within ${opts.completionTimeoutMs} ms (status bar: ${status})`);
+    });
   });
   const shown = normalize(
     (await page.locator('.ghost-text-decoration, .ghost-text-decoration-preview').allTextContents()).join(''),
