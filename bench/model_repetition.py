@@ -116,3 +116,49 @@ def _run(engine: LLMEngine, requests: list[Request]) -> dict[str, _Finished]:
         for output in engine.step():
             results[output.request_id].add(output)
     return results
+
+
+def main(argv: list[str]) -> int:
+    """``python -m bench.model_repetition``: these figures alone, on the cases ``bench model`` draws."""
+    import argparse
+    import json
+
+    from bench.model_eval import _check_model_dir, _held_out_percent
+    from inference.training.corpus import collect_files, split_files, stdlib_root
+    from inference.training.infill_cases import function_line_cases, truncate_around
+    from lsp_server.config import CompletionSettings
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.model_repetition", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--target", type=Path, required=True, help="model directory")
+    parser.add_argument("--corpus-root", type=Path, default=None, help="corpus the model was trained on")
+    parser.add_argument("--held-out-percent", type=int, default=None, help="default: the training run's")
+    parser.add_argument("--cases", type=int, default=200, help="infilling cases (as bench model draws them)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
+    parser.add_argument(
+        "--max-tokens", type=int, default=CompletionSettings().max_tokens, help="per suggestion"
+    )
+    args = parser.parse_args(argv)
+    _check_model_dir(args.target, "--target")
+    _, held = split_files(collect_files(args.corpus_root or stdlib_root()), _held_out_percent(args))
+    model = load_model(args.target, "cpu", dtype=torch.float32)
+    tokenizer = model.tokenizer
+    # prompts as long as the language server sends (its prefix and suffix budgets), if they fit
+    settings = CompletionSettings()
+    context = model.config.max_position_embeddings - args.max_tokens - 24
+    budget = min(settings.prefix_budget_tokens + settings.suffix_budget_tokens, context)
+    cases = []
+    for case in function_line_cases(held, args.cases, args.seed):
+        prefix, suffix = truncate_around(case.prefix, case.suffix, lambda s: len(tokenizer.encode(s)), budget)
+        cases.append((prefix, suffix, case.path))
+    figures = repetition_figures(args.target, cases, args.max_tokens)
+    print(report_line(figures))
+    print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
