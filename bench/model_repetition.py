@@ -144,6 +144,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--max-tokens", type=int, default=CompletionSettings().max_tokens, help="per suggestion"
     )
+    parser.add_argument(
+        "--prompt-tokens", type=int, default=None, help="prompt budget (default: the language server's)"
+    )
     args = parser.parse_args(argv)
     _check_model_dir(args.target, "--target")
     _, held = split_files(collect_files(args.corpus_root or stdlib_root()), _held_out_percent(args))
@@ -152,7 +155,7 @@ def main(argv: list[str]) -> int:
     # prompts as long as the language server sends (its prefix and suffix budgets), if they fit
     settings = CompletionSettings()
     context = model.config.max_position_embeddings - args.max_tokens - 24
-    budget = min(settings.prefix_budget_tokens + settings.suffix_budget_tokens, context)
+    budget = min(args.prompt_tokens or settings.prefix_budget_tokens + settings.suffix_budget_tokens, context)
     cases = []
     for case in function_line_cases(held, args.cases, args.seed):
         prefix, suffix = truncate_around(case.prefix, case.suffix, lambda s: len(tokenizer.encode(s)), budget)
