@@ -36,6 +36,8 @@ class Request:
     kind: RequestKind = RequestKind.COMPLETION
     spec_mode: SpecMode = SpecMode.AUTO
     session_id: str | None = None
+    # The chat messages the prompt was rendered from: a remote engine applies its own chat template.
+    chat_messages: list[dict[str, str]] | None = None
     # Tests only: attach the target logits row each emitted token was chosen from.
     capture_logits: bool = False
 

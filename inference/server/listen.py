@@ -158,9 +158,17 @@ def read_token_file(path: Path) -> str:
     return token
 
 
-def check_tcp_security(address: DaemonAddress, token: str | None) -> None:
-    """Refuse TCP on a non-loopback host without a token: anyone on the network could use the model."""
-    if not address.is_unix and not address.is_loopback and token is None:
+def check_tcp_security(address: DaemonAddress, token: str | None, tls: bool = False) -> None:
+    """Refuse TCP on a non-loopback host without a token and TLS: anyone on the network could use the
+    model, or read the token and the code on the wire."""
+    if address.is_unix or address.is_loopback:
+        return
+    if token is None:
         raise ListenError(
             f"refusing to listen on {address} without --token-file: it is reachable from other machines"
+        )
+    if not tls:
+        raise ListenError(
+            f"refusing to listen on {address} without TLS (--tls-cert and --tls-key): the token and the "
+            "code would cross the network in plain text"
         )

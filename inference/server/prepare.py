@@ -30,6 +30,8 @@ class PreparedRequest:
     spec_mode: SpecMode
     fit: Callable[[], prompt_budget.FittedPrompt]
     chunk_class: Any  # pb.CompleteChunk or pb.GenerateChunk
+    # A chat's messages (escaped), for a backend that renders them with the engine's own template.
+    chat_messages: list[dict[str, str]] | None = None
 
 
 def _settings(
@@ -82,6 +84,8 @@ def prepare_generate(request: pb.GenerateRequest, served: ServedModel) -> Prepar
 
         def fit() -> prompt_budget.FittedPrompt:
             return prompt_budget.fit_chat(tokenizer, chat, budget, messages, allow_cut)
+
+        return PreparedRequest(RequestKind.GENERATION, sampling, spec_mode, fit, pb.GenerateChunk, messages)
 
     else:
 

@@ -37,6 +37,9 @@ SERVICE_NAME = "codedraft.v1.Inference"
 
 
 def _error_status(error: BaseException) -> tuple[grpc.StatusCode, str]:
+    status = getattr(error, "grpc_status", None)  # a remote engine's failure names its own status
+    if isinstance(status, grpc.StatusCode):
+        return status, str(error)
     if isinstance(error, ResourceExhaustedError):
         return grpc.StatusCode.RESOURCE_EXHAUSTED, str(error)
     if isinstance(error, InvalidRequestError | RequestError):
@@ -187,6 +190,7 @@ class InferenceServicer:
                     # and names the newer request in the older one's status. The engine would order
                     # them by submission, which prompt fitting in threads can swap.
                     session_id=None,
+                    chat_messages=prepared.chat_messages,
                 )
                 async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
                     yield prepared.chunk_class(request_id=request_id, text_delta=delta)

@@ -6,10 +6,14 @@ import argparse
 import asyncio
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from inference.defaults import default_draft_model_dir, default_model_dir, default_socket_path
+from inference.server import daemon_options
 from inference.server.address import AddressError, DaemonAddress, parse_address
+from inference.server.daemon_options import NetworkOptions
 from lsp_server.subcommands.errors import CommandError
 from lsp_server.subcommands.values import positive_int
 
@@ -79,6 +83,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=5.0,
         help="on SIGTERM, how long running requests may finish before they are stopped (default: 5)",
     )
+    daemon_options.add_arguments(parser)
 
 
 def resolve_model_dirs(args: argparse.Namespace) -> tuple[Path, Path | None]:
@@ -119,34 +124,83 @@ def run(args: argparse.Namespace) -> int:
     # slower that way. Must be set before torch loads; a value the user set wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-    model, draft = resolve_model_dirs(args)
+    try:
+        network = daemon_options.resolve(args)
+    except daemon_options.OptionError as error:
+        raise CommandError(str(error)) from None
+    # With a remote engine there is no model to load here: the engine serves it.
+    model, draft = (
+        resolve_model_dirs(args) if network.remote is None else (Path(network.remote.base_url), None)
+    )
     address = listen_address(args)
     if args.drain_seconds < 0:
         raise CommandError(f"--drain-seconds must be >= 0, got {args.drain_seconds}")
     try:
         token = read_token_file(args.token_file) if args.token_file is not None else None
-        check_tcp_security(address, token)
+        for listener in (address, network.http):
+            if listener is not None:
+                check_tcp_security(listener, token, network.tls is not None)
     except ListenError as error:
         raise CommandError(str(error)) from None
-    return asyncio.run(_serve(args, model, draft, address, token))
+    return asyncio.run(_serve(args, model, draft, address, token, network))
+
+
+def _loader(
+    args: argparse.Namespace, model: Path, draft: Path | None, network: NetworkOptions
+) -> Callable[[], Any]:
+    """What loads the served model: the remote engine's tokenizer and limits, or the model pair."""
+    from inference.server.served_model import ServeSettings, load_served_model
+
+    remote = network.remote
+    if remote is None:
+        settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens)
+        return lambda: load_served_model(settings)
+    from inference.backends.remote_model import RemoteSettings, load_remote_model
+    from inference.server.tls import client_ssl_context
+
+    remote_settings = RemoteSettings(
+        base_url=remote.base_url,
+        model=remote.model,
+        tokenizer_dir=remote.tokenizer_dir,
+        api_key=remote.api_key,
+        context_length=remote.context_length,
+        prompt_format="tokens" if remote.prompt_format == "tokens" else "text",
+        max_new_tokens=args.max_new_tokens,
+        ssl=client_ssl_context(remote.ca) if remote.ca is not None else None,
+    )
+    return lambda: load_remote_model(remote_settings)
 
 
 async def _serve(
-    args: argparse.Namespace, model: Path, draft: Path | None, address: DaemonAddress, token: str | None
+    args: argparse.Namespace,
+    model: Path,
+    draft: Path | None,
+    address: DaemonAddress,
+    token: str | None,
+    network: NetworkOptions,
 ) -> int:
     # Torch and the engine load only here, after the flags were checked.
+    from inference.http.face import HttpFace
     from inference.server.app import Daemon
     from inference.server.listen import ListenError
-    from inference.server.served_model import ModelLoadFailed, ServeSettings, load_served_model
+    from inference.server.served_model import ModelLoadFailed
 
     if args.threads is not None:
         import torch
 
         torch.set_num_threads(args.threads)
-    daemon = Daemon(address, token, args.max_request_mb * 1024 * 1024, args.drain_seconds)
+    daemon = Daemon(address, token, args.max_request_mb * 1024 * 1024, args.drain_seconds, network.tls)
+    face = None
     try:
         bound = await daemon.start()
+        if network.http is not None:
+            ssl_context = network.tls.ssl_context() if network.tls is not None else None
+            face = HttpFace(daemon.servicer, network.http, token, daemon.max_request_bytes, ssl_context)
+            http_bound = await face.start()
+            scheme = "https" if ssl_context is not None else "http"
+            print(f"OpenAI API and /infill on {scheme}://{http_bound.grpc_target()}/v1", flush=True)
     except ListenError as error:
+        await daemon.stop()
         raise CommandError(str(error)) from None
     loop = asyncio.get_running_loop()
     stop_requested = asyncio.Event()
@@ -158,9 +212,9 @@ async def _serve(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, request_stop, signum.name)
-    print(f"codedraft daemon listening on {bound} (loading {model} on {args.device})", flush=True)
-    settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens)
-    loading = asyncio.ensure_future(daemon.serve_model(lambda: load_served_model(settings)))
+    serving = f"remote engine {network.remote.base_url}" if network.remote else f"{model} on {args.device}"
+    print(f"codedraft daemon listening on {bound} (loading {serving})", flush=True)
+    loading = asyncio.ensure_future(daemon.serve_model(_loader(args, model, draft, network)))
     stopping = asyncio.ensure_future(stop_requested.wait())
     await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     if loading.done() and loading.exception() is None:
@@ -175,6 +229,8 @@ async def _serve(
         print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
         await stopping
     stopped = await daemon.stop(received[0] if received else "shutdown")
+    if face is not None:
+        await face.stop()
     if loading.done() and (failure := loading.exception()) is not None:
         if isinstance(failure, ModelLoadFailed):
             raise CommandError(str(failure))
