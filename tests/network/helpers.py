@@ -55,5 +55,9 @@ async def start_remote_daemon(
     address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
     daemon = Daemon(address, max_request_bytes=1024 * 1024)
     await daemon.start()
-    await daemon.serve_model(lambda: load_remote_model(settings))
+    try:
+        await daemon.serve_model(lambda: load_remote_model(settings))
+    except BaseException:
+        await daemon.stop()
+        raise
     return RunningDaemon(daemon, InferenceClient(address), address)
