@@ -31,6 +31,10 @@ class DaemonSettings:
     """``auto``, ``cpu`` or ``cuda`` for a daemon the server starts."""
     token_file: str | None = None
     """File holding the daemon's token, when it listens on TCP with one."""
+    tls: bool = False
+    """Connect to the daemon over TLS, trusting the system's CA store (implied by ``tlsCa``)."""
+    tls_ca: str | None = None
+    """PEM file of the CA that signed the daemon's TLS certificate; set: connect over TLS trusting it."""
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,8 @@ class DaemonSupervisor:
         settings = self._settings()
         token = _read_token(settings.token_file)
         if self._client is None:
-            self._client = InferenceClient(self.address, token)
+            tls_ca = Path(settings.tls_ca).expanduser() if settings.tls_ca else None
+            self._client = InferenceClient(self.address, token, tls=settings.tls, tls_ca=tls_ca)
         health = await self._client.health(timeout=1.0)
         if health == "SERVING":
             await self._became_ready()

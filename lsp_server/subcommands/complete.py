@@ -136,7 +136,7 @@ async def _complete(
         language=_language(path),
         sampling=pb.SamplingParams(max_tokens=args.max_tokens),
     )
-    async with InferenceClient(address, token=token) as client:
+    async with InferenceClient(address, token=token, tls=args.tls, tls_ca=args.tls_ca) as client:
         try:
             if started is not None:
                 await _wait_started(client, started)

@@ -91,7 +91,7 @@ async def _fix(
     from lsp_server.subcommands.complete import _wait_started
 
     token = args.token_file.read_text().strip() if args.token_file else None
-    async with InferenceClient(address, token=token) as client:
+    async with InferenceClient(address, token=token, tls=args.tls, tls_ca=args.tls_ca) as client:
         try:
             if started is not None:
                 await _wait_started(client, started)

@@ -53,6 +53,15 @@ def add_daemon_client_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--token-file", type=Path, default=None, help="token file of a daemon that needs one")
     parser.add_argument(
+        "--tls-ca",
+        type=Path,
+        default=None,
+        help="PEM file of the CA that signed the daemon's TLS certificate (connects over TLS)",
+    )
+    parser.add_argument(
+        "--tls", action="store_true", help="use TLS, trusting the system CA store (implied by --tls-ca)"
+    )
+    parser.add_argument(
         "--model",
         type=Path,
         default=None,

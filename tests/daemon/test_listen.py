@@ -49,10 +49,12 @@ def test_loopback_and_targets() -> None:
     assert str(DaemonAddress(host="::1", port=5)) == "tcp:[::1]:5"
 
 
-def test_tcp_beyond_loopback_needs_a_token() -> None:
+def test_tcp_beyond_loopback_needs_a_token_and_tls() -> None:
     with pytest.raises(ListenError, match="without --token-file"):
-        check_tcp_security(DaemonAddress(host="0.0.0.0", port=7070), None)
-    check_tcp_security(DaemonAddress(host="0.0.0.0", port=7070), "secret")
+        check_tcp_security(DaemonAddress(host="0.0.0.0", port=7070), None, tls=True)
+    with pytest.raises(ListenError, match=r"without TLS \(--tls-cert and --tls-key\)"):
+        check_tcp_security(DaemonAddress(host="0.0.0.0", port=7070), "secret")
+    check_tcp_security(DaemonAddress(host="0.0.0.0", port=7070), "secret", tls=True)
     check_tcp_security(DaemonAddress(host="127.0.0.1", port=7070), None)
 
 
