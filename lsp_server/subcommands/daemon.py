@@ -221,11 +221,14 @@ async def _serve(
         info = daemon.servicer.served.info if daemon.servicer.served else None
         if info is not None:
             drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"
-            print(
-                f"ready: {info.model.name} ({info.model.architecture}, {info.model.parameters / 1e6:.1f}M "
-                f"parameters{drafted}) on {info.device} {info.dtype}, loaded in {loading.result():.1f} s",
-                flush=True,
-            )
+            if network.remote is not None:
+                print(f"ready: {info.model.name} on {info.device}", flush=True)
+            else:
+                print(
+                    f"ready: {info.model.name} ({info.model.architecture}, {info.model.parameters / 1e6:.1f}M "
+                    f"parameters{drafted}) on {info.device} {info.dtype}, loaded in {loading.result():.1f} s",
+                    flush=True,
+                )
         print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
         await stopping
     stopped = await daemon.stop(received[0] if received else "shutdown")
