@@ -221,14 +221,13 @@ async def _serve(
         info = daemon.servicer.served.info if daemon.servicer.served else None
         if info is not None:
             drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"
+            described = (
+                f"({info.model.architecture}, {info.model.parameters / 1e6:.1f}M parameters{drafted}) "
+                f"on {info.device} {info.dtype}"
+            )
             if network.remote is not None:
-                print(f"ready: {info.model.name} on {info.device}", flush=True)
-            else:
-                print(
-                    f"ready: {info.model.name} ({info.model.architecture}, {info.model.parameters / 1e6:.1f}M "
-                    f"parameters{drafted}) on {info.device} {info.dtype}, loaded in {loading.result():.1f} s",
-                    flush=True,
-                )
+                described = f"on {info.device}"
+            print(f"ready: {info.model.name} {described}, loaded in {loading.result():.1f} s", flush=True)
         print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
         await stopping
     stopped = await daemon.stop(received[0] if received else "shutdown")
