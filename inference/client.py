@@ -130,7 +130,10 @@ class InferenceClient:
             )
         except grpc.aio.AioRpcError as error:
             if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                self.last_transport_error = explain_transport_failure(error.details() or "")
+                # Kept only when it names a cause (a TLS mismatch); "connection refused" says nothing new.
+                details = error.details() or ""
+                explained = explain_transport_failure(details)
+                self.last_transport_error = explained if explained != details else ""
                 return "UNREACHABLE"
             raise DaemonError.from_rpc(error) from None
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
