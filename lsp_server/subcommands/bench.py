@@ -7,13 +7,14 @@ import importlib
 
 from lsp_server.subcommands.errors import not_implemented_yet
 
-HELP = "run a benchmark: engine, daemon, index, lsp or model (ARGS go to the benchmark; try NAME --help)"
+HELP = "run a benchmark: engine, daemon, index, lsp, network or model (ARGS go to it; try NAME --help)"
 
 BENCHMARKS: dict[str, tuple[str, int, str]] = {
     "engine": ("bench.engine", 3, "KV reuse and speculative decoding, side by side"),
     "daemon": ("bench.daemon", 4, "gRPC throughput and latency under 1/4/16 clients"),
     "index": ("bench.index", 6, "index speed and retrieval latency and quality"),
     "lsp": ("bench.lsp", 7, "language-server overhead and cancel latency"),
+    "network": ("bench.network", 17, "OpenAI face and remote-engine overhead over gRPC; a remote engine"),
     "model": ("bench.model_eval", 5, "the default model's evaluation"),
 }
 
