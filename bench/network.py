@@ -83,7 +83,7 @@ def _tagged(request: pb.CompleteRequest, tag: str) -> pb.CompleteRequest:
     copy = pb.CompleteRequest()
     copy.CopyFrom(request)
     copy.prefix = f"# {tag}\n{request.prefix}"
-    copy.path = ""  # the OpenAI API carries no path: every path builds the same prompt
+    copy.path = copy.language = ""  # the OpenAI API carries neither: every path builds the same prompt
     copy.speculation = pb.SPECULATION_MODE_UNSPECIFIED
     return copy
 
