@@ -98,7 +98,7 @@ async def _overheads(
         for index, request in enumerate(requests):
             order = PATHS[index % 3 :] + PATHS[: index % 3]  # rotate: each path goes first as often
             for path in order:
-                tagged = _tagged(request, f"{path} {index}")
+                tagged = _tagged(request, f"copy {PATHS.index(path)} of {index}")
                 if path == "grpc":
                     timings[path].append(await _via_grpc(a, tagged))
                 elif path == "openai-http":

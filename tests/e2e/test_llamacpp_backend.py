@@ -26,6 +26,7 @@ from lsprotocol import types
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
+from tests.e2e.daemon_process import daemon_stats
 from tests.e2e.lsp_harness import CODEDRAFT, inline_params, open_document, running_lsp, wait_for_status
 
 pytestmark = pytest.mark.skipif(
@@ -139,6 +140,8 @@ def front_daemon(
                 MODEL_ALIAS,
                 "--backend-tokenizer",
                 str(smollm2_tokenizer),
+                "--backend-context",
+                "2048",  # llama.cpp's server was started with --n_ctx 2048; its /v1/models does not say
                 "--listen",
                 address,
             ],
@@ -176,7 +179,7 @@ async def test_a_cancel_mid_stream_stops_the_request(front_daemon: str) -> None:
     long = pb.CompleteRequest(
         request_id="long",
         prefix="# A long story about a dragon\n",
-        sampling=pb.SamplingParams(max_tokens=1500),
+        sampling=pb.SamplingParams(max_tokens=1000),
     )
     async with InferenceClient(front_daemon) as client:
         chunks = client.complete(long)
@@ -186,7 +189,7 @@ async def test_a_cancel_mid_stream_stops_the_request(front_daemon: str) -> None:
         assert await client.cancel("long")
         rest = await InferenceClient.collect(chunks)
         assert rest.finish_reason == pb.FINISH_REASON_CANCELLED
-        assert rest.figures.generated_tokens < 1500
+        assert rest.figures.generated_tokens < 1000
         after = await InferenceClient.collect(
             client.complete(pb.CompleteRequest(prefix="x = ", sampling=pb.SamplingParams(max_tokens=4)))
         )
@@ -200,11 +203,16 @@ async def test_completion_and_refactor_through_the_language_server(tmp_path: Pat
     workspace.mkdir()
     source = "import math\n\n\ndef area(r):\n    result = math.pi * r * r\n    return result\n\n\ndef "
     (workspace / "geometry.py").write_text(source)
-    async with running_lsp(workspace, tmp_path, daemon_address=front_daemon) as client:
+    # llama.cpp on two busy CPU cores can take longer than the default 5 s for a first suggestion.
+    settings = {"completion": {"timeoutMs": 60000}}
+    async with running_lsp(workspace, tmp_path, daemon_address=front_daemon, settings=settings) as client:
         uri = open_document(client, workspace / "geometry.py", source)
+        before = await daemon_stats(front_daemon)
         await client.text_document_inline_completion_async(inline_params(uri, 8, 4))
-        status = await wait_for_status(client, lambda s: "lastCompletion" in s, timeout=120)
-        assert status["lastCompletion"]["promptTokens"] > 0
+        status = await wait_for_status(client, lambda s: "lastCompletion" in s or s.get("suppressed"), 120)
+        # The server may stop reading once the suggestion's line is complete (no final figures then).
+        assert status.get("lastCompletion", {}).get("daemonMs", 0) > 0, json.dumps(status)
+        assert (await daemon_stats(front_daemon))["requests_total"] > before.get("requests_total", 0)
         result = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(
                 command="codedraft.refactor",
