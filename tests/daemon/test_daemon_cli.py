@@ -203,7 +203,7 @@ def test_complete_starts_a_daemon_for_the_call(
         ),
         (
             ["daemon", "--model", "{model}", "--draft-model", "{dir}/nodraft"],
-            "--draft-model is missing: {dir}/nodraft is not a directory",
+            "--draft-model is missing: {dir}/nodraft is not a directory or a GGUF file",
         ),
     ],
 )

@@ -79,7 +79,7 @@ def test_daemon_names_a_missing_model_in_one_line(tmp_path: Path) -> None:
     result = codedraft("daemon", "--model", str(tmp_path / "nowhere"))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"codedraft: error: --model is missing: {tmp_path / 'nowhere'} is not a directory"
+        f"codedraft: error: --model is missing: {tmp_path / 'nowhere'} is not a directory or a GGUF file"
     ]
 
 
