@@ -1,4 +1,4 @@
-"""The whole training of the shipped pair, phase after phase: ``python -m inference.training.schedule``.
+"""The whole training of the shipped pair, phase after phase: ``python -m training.schedule``.
 
 Each phase is one ``train_default`` run that continues the previous phase's out dir. The phases are the
 ones the shipped models went through (models/MODEL_CARD.md): three at 512 tokens of context, one at
@@ -15,8 +15,8 @@ import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from inference.training.train_default import DRAFT_DIR, TARGET_DIR
-from inference.training.train_default import main as train_main
+from training.train_default import DRAFT_DIR, TARGET_DIR
+from training.train_default import main as train_main
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.steps is not None:
             command += ["--steps", str(args.steps)]
         command += passed_on
-        print("python -m inference.training.train_default " + " ".join(command), flush=True)
+        print("python -m training.train_default " + " ".join(command), flush=True)
         if not args.dry_run and (code := train_main(command)) != 0:
             return code
         previous = out

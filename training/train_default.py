@@ -1,4 +1,4 @@
-"""Train the default pair: ``python -m inference.training.train_default [--out-dir models] ...``.
+"""Train the default pair: ``python -m training.train_default [--out-dir models] ...``.
 
 Rebuilds ``codedraft-base`` (target) and ``codedraft-draft`` from the local Python standard library,
 seeded; exports both every few minutes so an interrupted run still leaves usable models.
@@ -21,13 +21,13 @@ import torch
 from tokenizers import Tokenizer
 from transformers import LlamaForCausalLM
 
-from inference.training.corpus import SourceFile, collect_files, split_files, stdlib_root
-from inference.training.examples import ExampleStream, plain_rows
-from inference.training.export import build_model, llama_config, parameter_count, save_fp16
-from inference.training.fim_format import EOS
-from inference.training.recipe import RECIPES, TrainRecipe
-from inference.training.tokenizer_build import train_tokenizer, write_tokenizer_files
-from inference.training.trainer import TrainProgress, evaluate_loss, train_pair
+from training.corpus import SourceFile, collect_files, split_files, stdlib_root
+from training.example_text import EOS
+from training.examples import ExampleStream, plain_rows
+from training.export import build_model, llama_config, parameter_count, save_fp16
+from training.recipe import RECIPES, TrainRecipe
+from training.tokenizer_build import train_tokenizer, write_tokenizer_files
+from training.trainer import TrainProgress, evaluate_loss, train_pair
 
 _M_TRIM_THRESHOLD = -1  # mallopt parameters (malloc.h)
 _M_MMAP_MAX = -4
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             "held_out_files": [f.path for f in held_files],
             "recipe": recipe.to_json(),
             "resumed_from": previous or None,
-            "command": " ".join(["python -m inference.training.train_default", *(argv or sys.argv[1:])]),
+            "command": " ".join(["python -m training.train_default", *(argv or sys.argv[1:])]),
         }
         if final and held_out:
             summary["held_out_loss_target"] = round(evaluate_loss(target, held_out), 4)

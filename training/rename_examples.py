@@ -14,7 +14,7 @@ import re
 import textwrap
 from collections import Counter
 
-from inference.training.fim_format import EOS
+from training.example_text import EOS
 
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 _MIN_LINES, _MAX_LINES = 4, 70

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer
 
-from inference.training.fim_format import SPECIAL_TOKENS
+from training.example_text import SPECIAL_TOKENS
 
 CompletionFn = Callable[[str, int], list[int]]  # (prompt, max_new_tokens) -> generated ids
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from inference.training.examples import SHORT_CONTEXT_MIX, ExampleMix
+from training.examples import SHORT_CONTEXT_MIX, ExampleMix
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class TrainRecipe:
 # Sized for two shared CPU cores (see models/MODEL_CARD.md): a 10-40 M target would see under one
 # pass over the corpus there, so the target is ~4 M and the draft ~1 M (mostly embedding).
 # The shipped pair ran SHORT_CONTEXT three times, then LONG_CONTEXT, FIM_FOCUS and COPY_FOCUS
-# (the phases are listed in inference/training/schedule.py). COPY_LONG, COPY_WEIGHTED and FIM_POLISH
+# (the phases are listed in training/schedule.py). COPY_LONG, COPY_WEIGHTED and FIM_POLISH
 # were tried after them and not shipped: they made the target copy more but infill single lines worse
 # (models/MODEL_CARD.md, "Copying").
 SHORT_CONTEXT = TrainRecipe(

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import torch
 from tokenizers import Tokenizer
 
-from inference.training.corpus import SourceFile
-from inference.training.fim_format import EOS, FIM_MIDDLE, fim_training_text, plain_training_text
-from inference.training.rename_examples import function_sources, rename_training_text
+from training.corpus import SourceFile
+from training.example_text import CODEDRAFT_FIM, EOS, fim_training_text, plain_training_text
+from training.rename_examples import function_sources, rename_training_text
 
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
 _SNIPPET_LINES = 14
@@ -155,7 +155,7 @@ class ExampleStream:
         self._mix = mix or ExampleMix()
         self._packages = PackageIndex(files)
         self._max_chars = int(seq_len * chars_per_token * 0.85)
-        self.middle_id = _special_id(tokenizer, FIM_MIDDLE)
+        self.middle_id = _special_id(tokenizer, CODEDRAFT_FIM.middle)
         self.end_id = _special_id(tokenizer, EOS)
         self._pending: list[int] = []  # whole examples: one that did not fit in the previous row
         self._buffer: list[int] = []  # cut examples: tokens left over after the previous batch

@@ -11,7 +11,7 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.utils import logging as transformers_logging
 
-from inference.training.recipe import ModelShape
+from training.recipe import ModelShape
 
 
 def llama_config(

@@ -16,9 +16,9 @@ import torch
 import torch.nn.functional as F
 from transformers import LlamaForCausalLM
 
-from inference.training.examples import ExampleStream
-from inference.training.loss_weights import combine, copy_weights, middle_weights
-from inference.training.recipe import TrainRecipe
+from training.examples import ExampleStream
+from training.loss_weights import combine, copy_weights, middle_weights
+from training.recipe import TrainRecipe
 
 
 @dataclass

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
-from inference.training.fim_format import EOS, FIM_PAD, IM_END, IM_START, SPECIAL_TOKENS
+from training.example_text import EOS, FIM_PAD, IM_END, IM_START, SPECIAL_TOKENS
 
 # A small ChatML template; the default models are not instruction-tuned, but a chat request still
 # renders to something the tokenizer understands.
