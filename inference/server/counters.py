@@ -21,10 +21,16 @@ FINISH_REASONS = {
 
 
 def request_figures(
-    metrics: RequestMetrics | None, truncated_tokens: int, first_token_ms: float | None, total_ms: float
+    metrics: RequestMetrics | None,
+    truncated_tokens: int,
+    first_token_ms: float | None,
+    total_ms: float,
+    max_tokens_clamped_to: int = 0,
 ) -> pb.RequestFigures:
     """The wire figures of one request. Times are measured by the daemon, from the call's arrival."""
-    figures = pb.RequestFigures(truncated_tokens=truncated_tokens, total_ms=total_ms)
+    figures = pb.RequestFigures(
+        truncated_tokens=truncated_tokens, total_ms=total_ms, max_tokens_clamped_to=max_tokens_clamped_to
+    )
     if first_token_ms is not None:
         figures.time_to_first_token_ms = first_token_ms
     if metrics is None:

@@ -16,7 +16,7 @@ from inference.server.engine_backend import EngineBackend
 from inference.server.model_facts import ServedModel
 from inference.server.validation import RequestLimits
 
-# Defaults for SamplingParams.max_tokens = 0, capped by the daemon's limit and half the context.
+# Defaults for an unset SamplingParams.max_tokens (the daemon's limit still applies).
 DEFAULT_COMPLETION_TOKENS = 128
 DEFAULT_GENERATION_TOKENS = 512
 
@@ -81,8 +81,8 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     max_new = max(1, min(settings.max_new_tokens, context - 1))
     limits = RequestLimits(
         max_new_tokens=max_new,
-        default_completion_tokens=max(1, min(DEFAULT_COMPLETION_TOKENS, max_new, context // 2)),
-        default_generation_tokens=max(1, min(DEFAULT_GENERATION_TOKENS, max_new, context // 2)),
+        default_completion_tokens=min(DEFAULT_COMPLETION_TOKENS, max_new),
+        default_generation_tokens=min(DEFAULT_GENERATION_TOKENS, max_new),
         has_draft_model=draft is not None,
     )
     info = pb.ModelInfo(
@@ -93,6 +93,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         fim_template=target.fim.family,
         fim_spm=target.fim.supports_spm,
         has_chat_template=target.chat is not None and target.chat.source is not None,
+        supports_tools=target.chat is not None and target.chat.supports_tools,
         kv_block_size=config.block_size,
         kv_blocks_total=engine.stats().kv_blocks_total,
         max_new_tokens=max_new,

@@ -171,7 +171,7 @@ class InferenceServicer:
         try:
             try:
                 prepared.sampling.validate()
-                fitted = await asyncio.to_thread(prepared.fit)
+                fitted, clamped_to = await asyncio.to_thread(prepared.fit)
             except (RequestError, ValueError) as bad:
                 outcome.ended = True
                 self.counters.finished(None, cancelled=False)
@@ -203,7 +203,7 @@ class InferenceServicer:
                     outcome.finish or FinishReason.ERROR, pb.FINISH_REASON_ERROR
                 ),
                 figures=request_figures(
-                    outcome.metrics, fitted.truncated_tokens, outcome.first_token_ms, total_ms
+                    outcome.metrics, fitted.truncated_tokens, outcome.first_token_ms, total_ms, clamped_to
                 ),
             )
             status = _final_status(live, outcome)

@@ -87,12 +87,22 @@ def test_a_short_prefix_leaves_its_room_to_the_suffix(tokenizer: Tokenizer) -> N
     assert len(fitted.token_ids) > 400 - 40
 
 
-def test_reject_policy_and_no_room(tokenizer: Tokenizer) -> None:
+def test_reject_policy(tokenizer: Tokenizer) -> None:
     fim = fim_template_for(tokenizer)
     with pytest.raises(RequestError, match=r"the prompt is \d+ tokens but only 400 fit"):
         fit_completion(tokenizer, fim, PromptBudget(512, 112), FILE, "", [], None, False)
-    with pytest.raises(RequestError, match="leaves no room for the prompt"):
-        fit_completion(tokenizer, fim, PromptBudget(512, 512), "x", "", [], None, True)
+
+
+def test_the_reply_keeps_half_the_context_and_gets_what_the_prompt_leaves(tokenizer: Tokenizer) -> None:
+    fim = fim_template_for(tokenizer)
+    budget = PromptBudget(512, 512)
+    assert (budget.reserved_tokens, budget.prompt_tokens) == (256, 256)
+    fitted = fit_completion(tokenizer, fim, budget, FILE, "", [], None, True)
+    assert 256 - 40 < len(fitted.token_ids) <= 256
+    assert budget.reply_tokens(len(fitted.token_ids)) == 512 - len(fitted.token_ids)
+    short = fit_completion(tokenizer, fim, budget, "x", "", [], None, False)
+    assert budget.reply_tokens(len(short.token_ids)) == 512 - len(short.token_ids)
+    assert PromptBudget(512, 100).reply_tokens(len(short.token_ids)) == 100
 
 
 def test_raw_prompts_lose_their_start(tokenizer: Tokenizer) -> None:

@@ -12,7 +12,8 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
 from inference.config import SamplingParams
 from inference.loading import load_model
-from tests.daemon.helpers import SMALL_POOL_BLOCKS, RunningDaemon, engine_reference
+from tests.daemon.helpers import SMALL_POOL_BLOCKS, RunningDaemon, engine_reference, start_daemon
+from tests.fixtures.tiny_models import TOOL_CALL_TEMPLATE, make_tiny_checkpoint
 
 PREFIX = "import json\n\n\ndef load(path):\n    with open(path) as handle:\n        return "
 SUFFIX = "\n\n\ndef dump(value, path):\n    pass\n"
@@ -98,9 +99,20 @@ async def test_model_info_describes_the_served_model(running: RunningDaemon) -> 
     assert info.model.parameters > 0 and Path(info.model.path).is_dir()
     assert not info.has_draft_model and not info.HasField("draft_model")
     assert (info.device, info.dtype, info.fim_template, info.fim_spm) == ("cpu", "float32", "codedraft", True)
-    assert info.has_chat_template
+    assert info.has_chat_template and not info.supports_tools  # ChatML without tool markup
     assert (info.kv_block_size, info.kv_blocks_total) == (16, SMALL_POOL_BLOCKS)
     assert info.max_new_tokens == 256 and info.max_request_bytes == 1024 * 1024
+
+
+async def test_model_info_says_whether_the_template_takes_tools(tmp_path: Path, short_dir: Path) -> None:
+    model = make_tiny_checkpoint(tmp_path / "tools", tokenizer_config={"chat_template": TOOL_CALL_TEMPLATE})
+    daemon = await start_daemon(model, short_dir)
+    try:
+        info = await daemon.client.model_info()
+        assert info.has_chat_template and info.supports_tools
+    finally:
+        await daemon.client.close()
+        await daemon.daemon.stop()
 
 
 async def test_a_long_prompt_is_cut_near_the_cursor_or_rejected(running: RunningDaemon) -> None:
