@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 
-from inference.config import EngineConfig, RequestKind
+from inference.config import EngineConfig
 from inference.engine.decode import SequenceRunner
 from inference.engine.errors import EngineError, InvalidRequestError, ResourceExhaustedError
 from inference.engine.kv_cache import KVCacheManager
@@ -143,8 +143,6 @@ class LLMEngine:
             aborts, self._aborts = self._aborts, []
         touched: list[Sequence] = []
         for seq in new:
-            if self.config.supersede_completions:
-                self._supersede(seq, touched)
             self.scheduler.add(seq)
         for request_id in aborts:
             live = self._live.get(request_id)
@@ -173,21 +171,6 @@ class LLMEngine:
                 self._finish(seq, seq.finish_reason)
             touched.append(seq)
         return [seq.take_output() for seq in dict.fromkeys(touched) if seq.pending_tokens or seq.is_done]
-
-    def _supersede(self, new: Sequence, touched: list[Sequence]) -> None:
-        """A newer completion of the same editor session makes the older ones pointless (only older
-        ones: two that arrive in one step must not cancel each other)."""
-        if new.request.kind != RequestKind.COMPLETION or new.request.session_id is None:
-            return
-        with self._lock:
-            live = list(self._live.values())
-        session = new.request.session_id
-        for seq in live:
-            old = seq.request
-            same_session = old.kind == RequestKind.COMPLETION and old.session_id == session
-            if same_session and seq.arrival < new.arrival and seq.status != SeqStatus.FINISHED:
-                self._finish(seq, FinishReason.CANCELLED)
-                touched.append(seq)
 
     def _admit(self, touched: list[Sequence]) -> None:
         for seq in self.scheduler.admission_order():

@@ -21,7 +21,7 @@ class FinishReason(enum.StrEnum):
     STOP = "stop"  # a stop string or stop token
     LENGTH = "length"  # max_tokens, or the model's context length
     EOS = "eos"
-    CANCELLED = "cancelled"  # abort(), or superseded by a newer completion of the same session
+    CANCELLED = "cancelled"  # abort(): Cancel, a newer completion of the session, a client gone
     ERROR = "error"  # see RequestOutput.error
 
 
@@ -35,7 +35,6 @@ class Request:
     sampling: SamplingParams = field(default_factory=SamplingParams)
     kind: RequestKind = RequestKind.COMPLETION
     spec_mode: SpecMode = SpecMode.AUTO
-    session_id: str | None = None
     # Tests only: attach the target logits row each emitted token was chosen from.
     capture_logits: bool = False
 

@@ -183,10 +183,6 @@ class InferenceServicer:
                     sampling=prepared.sampling,
                     kind=prepared.kind,
                     spec_mode=prepared.spec_mode,
-                    # Cancel-previous is the servicer's job (`LiveRequests`): it orders calls by arrival
-                    # and names the newer request in the older one's status. The engine would order
-                    # them by submission, which prompt fitting in threads can swap.
-                    session_id=None,
                 )
                 async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
                     yield prepared.chunk_class(request_id=request_id, text_delta=delta)

@@ -3,6 +3,7 @@ ends its stream with the right status, and frees its KV blocks."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import grpc
@@ -61,6 +62,28 @@ async def test_a_newer_completion_of_the_session_supersedes_the_older(running: R
     assert newer.finish_reason == pb.FINISH_REASON_LENGTH and newer.figures.generated_tokens == 2
     stats = await wait_idle(running)
     assert stats.requests_cancelled == 1
+
+
+async def test_two_completions_sent_back_to_back_keep_the_newer(running: RunningDaemon) -> None:
+    """The newer call arrives while the older one's prompt may still be being fitted or queued."""
+    stub = pb_grpc.InferenceStub(running.client._channel)
+    older = stub.Complete(_long_completion("first", session_id="doc-1"))
+    newer = stub.Complete(
+        pb.CompleteRequest(
+            request_id="second", session_id="doc-1", prefix="x = ", sampling=pb.SamplingParams(max_tokens=2)
+        )
+    )
+    (old_chunks, old_code, old_details), (new_chunks, new_code, _) = await asyncio.gather(
+        _rest(older), _rest(newer)
+    )
+    assert new_code == grpc.StatusCode.OK and new_chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH
+    # Ordered by arrival at the daemon: the older one is stopped, or had finished before the newer came.
+    if old_code == grpc.StatusCode.CANCELLED:
+        assert old_details == "superseded by request second of the same session 'doc-1'"
+        assert old_chunks[-1].finish_reason == pb.FINISH_REASON_CANCELLED
+    else:
+        assert old_code == grpc.StatusCode.OK and old_chunks[-1].done
+    await wait_idle(running)
 
 
 async def test_other_sessions_and_generations_are_not_superseded(running: RunningDaemon) -> None:

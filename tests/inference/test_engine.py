@@ -143,28 +143,6 @@ def test_interleaving_priority_and_abort(model: LoadedModel) -> None:
     assert engine.kv.pool.num_free == engine.kv.pool.num_blocks
 
 
-def test_newer_completion_supersedes_same_session(model: LoadedModel) -> None:
-    engine = make_engine(model)
-    ids = model.tokenizer.encode(PROMPTS[0])
-    engine.add_request(greedy("old", ids, session_id="doc"))
-    engine.step()
-    res = run_all(engine, [greedy("new", [*ids, 5], session_id="doc"), greedy("other", ids, session_id="x")])
-    assert res["old"].reason == FinishReason.CANCELLED
-    assert res["new"].reason == FinishReason.LENGTH and res["other"].reason == FinishReason.LENGTH
-    engine.check_invariants()
-
-
-def test_two_completions_of_one_session_in_one_step_keep_the_newer(model: LoadedModel) -> None:
-    engine = make_engine(model)
-    ids = model.tokenizer.encode(PROMPTS[0])
-    res = run_all(
-        engine, [greedy("first", ids, session_id="doc"), greedy("second", [*ids, 5], session_id="doc")]
-    )
-    assert res["first"].reason == FinishReason.CANCELLED
-    assert res["second"].reason == FinishReason.LENGTH
-    engine.check_invariants()
-
-
 def test_full_pool_preempts_then_fails_only_what_cannot_fit(model: LoadedModel) -> None:
     ids = list(range(100, 130))
     requests = [
