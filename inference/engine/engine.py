@@ -19,7 +19,8 @@ is preempted: its computed blocks go back to the cache and it waits to be readmi
 reuses them (`Preemptor` in `preemption.py`). A completion that arrives to a full pool preempts
 running generations the same way; other requests wait for blocks. A request that does not fit even
 alone finishes with reason `error` and `RequestOutput.error` set (`ResourceExhaustedError`); the
-others carry on.
+others carry on. A step that raises anything else (a model that fails, a bug) ends every live request
+with `StepFailedError`; the engine then serves new requests.
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ from dataclasses import asdict
 
 from inference.config import EngineConfig
 from inference.engine.decode import SequenceRunner
-from inference.engine.errors import EngineError, InvalidRequestError, ResourceExhaustedError
+from inference.engine.errors import (
+    EngineError,
+    InvalidRequestError,
+    ResourceExhaustedError,
+    StepFailedError,
+)
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner, runners_for
 from inference.engine.preemption import Preemptor
@@ -131,11 +137,39 @@ class LLMEngine:
             return bool(self._inbox or self._aborts or self.scheduler.has_work())
 
     def step(self) -> list[RequestOutput]:
-        """Run one round; see the module docstring."""
+        """Run one round; see the module docstring.
+
+        When the round raises anything but an `EngineError` of one request, every live request ends
+        with a `StepFailedError` naming the cause (`fail_all`), and the engine carries on.
+        """
         started = time.perf_counter()
-        outputs = self._step()
+        try:
+            outputs = self._step()
+        except Exception as error:
+            log.exception("engine step failed; stopping every request in flight")
+            outputs = self.fail_all(StepFailedError.caused_by(error))
         self.busy_seconds += time.perf_counter() - started
         return outputs
+
+    def fail_all(self, error: EngineError) -> list[RequestOutput]:
+        """End every live request (queued, waiting or running) with `error` and free its KV blocks.
+
+        Returns their final outputs. Tokens computed before the failure stay in the prefix cache.
+        """
+        with self._lock:
+            live = list(self._live.values())
+            self._inbox, self._aborts = [], []
+        for seq in live:
+            seq.error = error
+            try:
+                self._finish(seq, FinishReason.ERROR)
+            except Exception:  # the failure left this request half-updated: forget it without its text
+                log.exception("could not finish request %s cleanly", seq.request_id)
+                seq.status, seq.finish_reason = SeqStatus.FINISHED, FinishReason.ERROR
+                self.scheduler.remove(seq)
+                with self._lock:
+                    self._live.pop(seq.request_id, None)
+        return [seq.take_output() for seq in live]
 
     def _step(self) -> list[RequestOutput]:
         with self._lock:
@@ -164,9 +198,6 @@ class LLMEngine:
                     seq.error, seq.finish_reason = exc, FinishReason.ERROR
             except EngineError as exc:
                 seq.error, seq.finish_reason = exc, FinishReason.ERROR
-            except Exception as exc:  # a failing request must not take the engine down with it
-                log.exception("request %s failed", seq.request_id)
-                seq.error, seq.finish_reason = EngineError(f"internal error: {exc}"), FinishReason.ERROR
             if seq.finish_reason is not None:
                 self._finish(seq, seq.finish_reason)
             touched.append(seq)

@@ -22,7 +22,12 @@ import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import RequestKind
-from inference.engine.errors import EngineError, InvalidRequestError, ResourceExhaustedError
+from inference.engine.errors import (
+    EngineError,
+    InvalidRequestError,
+    ResourceExhaustedError,
+    StepFailedError,
+)
 from inference.engine.sequence import FinishReason, Request, RequestMetrics
 from inference.server import validation
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
@@ -41,6 +46,8 @@ def _error_status(error: BaseException) -> tuple[grpc.StatusCode, str]:
         return grpc.StatusCode.RESOURCE_EXHAUSTED, str(error)
     if isinstance(error, InvalidRequestError | RequestError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(error)
+    if isinstance(error, StepFailedError):
+        return grpc.StatusCode.INTERNAL, str(error)
     return grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
 
 

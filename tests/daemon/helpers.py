@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,11 +11,14 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.config import EngineConfig, SamplingParams
 from inference.engine.engine import LLMEngine
+from inference.engine.model_runner import PagedModel
 from inference.engine.sequence import Request, RequestOutput
 from inference.loading import load_model
+from inference.models.base import CausalLM
 from inference.server.address import DaemonAddress
 from inference.server.app import Daemon
 from inference.server.engine_backend import EngineBackend
+from inference.server.model_facts import ServedModel
 from inference.server.served_model import ServeSettings, load_served_model
 
 SMALL_POOL_BLOCKS = 64
@@ -41,8 +45,12 @@ async def start_daemon(
     max_request_bytes: int = 1024 * 1024,
     drain_seconds: float = 5.0,
     max_new_tokens: int = 256,
+    wrap_target: Callable[[CausalLM], PagedModel] | None = None,
 ) -> RunningDaemon:
-    """A real daemon on a unix socket in `socket_dir`, serving the model, and a client of it."""
+    """A real daemon on a unix socket in `socket_dir`, serving the model, and a client of it.
+
+    `wrap_target` replaces the loaded target model by a test double built around it.
+    """
     address = DaemonAddress(unix_path=socket_dir / "d.sock")
     daemon = Daemon(address, token=token, max_request_bytes=max_request_bytes, drain_seconds=drain_seconds)
     await daemon.start()
@@ -50,7 +58,17 @@ async def start_daemon(
     config = engine_config or EngineConfig(
         num_kv_blocks=SMALL_POOL_BLOCKS, draft_num_kv_blocks=SMALL_POOL_BLOCKS
     )
-    await daemon.serve_model(lambda: load_served_model(settings, config))
+
+    def load() -> ServedModel:
+        served = load_served_model(settings, config)
+        if wrap_target is not None:
+            assert isinstance(served.backend, EngineBackend)
+            runner = served.backend.engine.target
+            assert isinstance(runner.model, CausalLM)
+            runner.model = wrap_target(runner.model)
+        return served
+
+    await daemon.serve_model(load)
     return RunningDaemon(daemon, InferenceClient(address, token=token), address)
 
 

@@ -64,25 +64,24 @@ async def test_a_newer_completion_of_the_session_supersedes_the_older(running: R
     assert stats.requests_cancelled == 1
 
 
-async def test_two_completions_sent_back_to_back_keep_the_newer(running: RunningDaemon) -> None:
-    """The newer call arrives while the older one's prompt may still be being fitted or queued."""
+async def test_two_completions_sent_back_to_back_keep_the_one_that_arrived_last(
+    running: RunningDaemon,
+) -> None:
+    """Calls sent together reach the daemon in either order; the later arrival stops the earlier."""
     stub = pb_grpc.InferenceStub(running.client._channel)
-    older = stub.Complete(_long_completion("first", session_id="doc-1"))
-    newer = stub.Complete(
-        pb.CompleteRequest(
-            request_id="second", session_id="doc-1", prefix="x = ", sampling=pb.SamplingParams(max_tokens=2)
-        )
-    )
-    (old_chunks, old_code, old_details), (new_chunks, new_code, _) = await asyncio.gather(
-        _rest(older), _rest(newer)
-    )
-    assert new_code == grpc.StatusCode.OK and new_chunks[-1].finish_reason == pb.FINISH_REASON_LENGTH
-    # Ordered by arrival at the daemon: the older one is stopped, or had finished before the newer came.
-    if old_code == grpc.StatusCode.CANCELLED:
-        assert old_details == "superseded by request second of the same session 'doc-1'"
-        assert old_chunks[-1].finish_reason == pb.FINISH_REASON_CANCELLED
-    else:
-        assert old_code == grpc.StatusCode.OK and old_chunks[-1].done
+    calls = {
+        "first": stub.Complete(_long_completion("first", session_id="doc-1")),
+        "second": stub.Complete(_long_completion("second", session_id="doc-1")),
+    }
+    ends = dict(zip(calls, await asyncio.gather(*(_rest(call) for call in calls.values())), strict=True))
+    stopped = [name for name, (_, code, _) in ends.items() if code == grpc.StatusCode.CANCELLED]
+    assert len(stopped) == 1, ends
+    (kept,) = set(calls) - set(stopped)
+    chunks, code, details = ends[stopped[0]]
+    assert details == f"superseded by request {kept} of the same session 'doc-1'"
+    assert chunks[-1].done and chunks[-1].finish_reason == pb.FINISH_REASON_CANCELLED
+    chunks, code, _ = ends[kept]
+    assert code == grpc.StatusCode.OK and chunks[-1].figures.generated_tokens > 0
     await wait_idle(running)
 
 

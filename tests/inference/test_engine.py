@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
-from inference.engine.errors import InvalidRequestError, ResourceExhaustedError
+from inference.engine.errors import InvalidRequestError, ResourceExhaustedError, StepFailedError
 from inference.engine.sequence import FinishReason, Request
 from inference.loading import LoadedModel
+from tests.fixtures.failing_model import FailingModel
 from tests.inference.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all, tiny_model
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
@@ -207,3 +208,22 @@ def test_bad_requests_are_refused(model: LoadedModel) -> None:
     engine.abort("e")
     engine.step()
     engine.check_invariants()
+
+
+def test_a_failing_step_ends_every_live_request_and_frees_their_blocks(model: LoadedModel) -> None:
+    poison = 7
+    engine = make_engine(model)
+    engine.target.model = FailingModel(model.model, poison)
+    ids = [i for i in model.tokenizer.encode(PROMPTS[0]) if i != poison]
+    engine.add_request(greedy("running", ids, max_tokens=50))
+    engine.step()
+    engine.add_request(greedy("queued", ids[:5]))  # arrives in the failing step
+    engine.add_request(greedy("poisoned", [*ids[:3], poison]))
+    res = run_all(engine, [])
+    for name in ("running", "queued", "poisoned"):
+        assert res[name].reason == FinishReason.ERROR
+        assert isinstance(res[name].last.error, StepFailedError)
+        assert "PoisonedTokenError" in str(res[name].last.error)
+    assert engine.kv.pool.num_free == engine.kv.pool.num_blocks
+    again = run_all(engine, [greedy("after", ids)])["after"]
+    assert again.reason == FinishReason.LENGTH and len(again.token_ids) == 12
