@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import torch
 
@@ -42,6 +42,8 @@ class SequenceRunner:
         self.eos_ids = eos_ids
         self.max_len = target.config.max_position_embeddings
         self.totals = EngineTotals()
+        # Sees the logits row each emitted token was chosen from (tests compare them); None costs nothing.
+        self.logits_observer: Callable[[str, torch.Tensor], None] | None = None
         # Measured costs of recent plain decode steps: what speculation must beat in mode auto.
         self._plain_samples: deque[float] = deque(maxlen=_PLAIN_SAMPLES)
 
@@ -164,8 +166,8 @@ class SequenceRunner:
             seq.token_ids.append(token)
             seq.metrics.generated_tokens += 1
             self.totals.generated_tokens += 1
-            if seq.request.capture_logits:
-                seq.pending_logits.append(logits[row].clone())
+            if self.logits_observer is not None:
+                self.logits_observer(seq.request_id, logits[row])
             if token in params.stop_token_ids:
                 seq.finish_reason = FinishReason.STOP
             elif token in self.eos_ids and not params.ignore_eos:

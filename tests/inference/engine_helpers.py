@@ -73,7 +73,12 @@ class Finished:
 def run_all(engine: LLMEngine, requests: list[Request], max_steps: int = 10_000) -> dict[str, Finished]:
     """Add the requests, step until none is left, check the block invariants after every step.
 
-    Results of requests added earlier show up too, under their ids."""
+    Results of requests added earlier show up too, under their ids; each holds the logits rows its
+    tokens were chosen from (from the runner's observer), those of the steps run here."""
+    logits: dict[str, list[torch.Tensor]] = {}
+    engine.runner.logits_observer = lambda request_id, row: logits.setdefault(request_id, []).append(
+        row.clone()
+    )
     for request in requests:
         engine.add_request(request)
     results = {r.request_id: Finished() for r in requests}
@@ -85,8 +90,9 @@ def run_all(engine: LLMEngine, requests: list[Request], max_steps: int = 10_000)
             result.outputs.append(out)
             result.text += out.delta
             result.token_ids += out.token_ids
-            result.logits += out.logits or []
         engine.check_invariants()
+    for request_id, result in results.items():
+        result.logits = logits.get(request_id, [])
     assert not engine.has_work()
     assert all(r.outputs and r.last.finished for r in results.values())
     return results

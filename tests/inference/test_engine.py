@@ -28,7 +28,6 @@ def greedy(request_id: str, prompt_ids: list[int], max_tokens: int = 12, **kw: o
         prompt_token_ids=prompt_ids,
         sampling=SamplingParams(max_tokens=max_tokens, ignore_eos=True),
         spec_mode=SpecMode.OFF,
-        capture_logits=True,
         **kw,  # type: ignore[arg-type]
     )
 

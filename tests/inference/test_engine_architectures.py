@@ -33,7 +33,7 @@ def test_cache_hit_and_speculation_are_exact(arch: str, overrides: dict[str, obj
 
     def request(name: str, mode: SpecMode) -> Request:
         sampling = SamplingParams(max_tokens=24, ignore_eos=True)
-        return Request(name, prompt_token_ids=ids, sampling=sampling, spec_mode=mode, capture_logits=True)
+        return Request(name, prompt_token_ids=ids, sampling=sampling, spec_mode=mode)
 
     cold = run_all(make_engine(model, enable_prefix_cache=False), [request("cold", SpecMode.OFF)])["cold"]
     engine = make_engine(model)

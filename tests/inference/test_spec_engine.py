@@ -181,7 +181,6 @@ def _next_probs(engine: LLMEngine, ids: list[int], params: SamplingParams) -> to
     request = Request(
         f"p{len(ids)}-{ids[-1]}",
         prompt_token_ids=ids,
-        capture_logits=True,
         sampling=SamplingParams(max_tokens=1, ignore_eos=True),
         spec_mode=SpecMode.OFF,
     )
