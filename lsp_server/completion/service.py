@@ -20,6 +20,7 @@ from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.debounce import AdaptiveDebounce
+from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.pipeline import postprocess
 from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
@@ -97,6 +98,7 @@ class CompletionService:
         initial = settings()
         self.debounce = AdaptiveDebounce(initial.debounce_ms, initial.max_debounce_ms)
         self.cache = SuggestionCache()
+        self.trees = DocumentTrees()
         self._inflight: dict[str, asyncio.Task[CompletionOutcome]] = {}
         self._snippets: dict[str, tuple[int, list[Snippet]]] = {}
 
@@ -108,7 +110,9 @@ class CompletionService:
         previous = self._inflight.pop(query.uri, None)
         if previous is not None:
             previous.cancel()  # whatever this request turns out to be, the older one is stale
-        context = CursorContext(query.text[: query.offset], query.text[query.offset :], query.language)
+        # On the loop, before the request is registered as the document's latest: re-parsing a
+        # keystroke's change from the document's previous tree takes a millisecond or two.
+        context = self.trees.cursor_context(query.uri, query.text, query.offset, query.language)
         reason = suppression_reason(context, settings, deleted=query.deleted)
         if reason is not None:
             return CompletionOutcome(None, reason)
@@ -131,6 +135,7 @@ class CompletionService:
         """Drops what the service keeps for a closed document."""
         self.cache.forget(uri)
         self.debounce.forget(uri)
+        self.trees.forget(uri)
         self._snippets.pop(uri, None)
         task = self._inflight.pop(uri, None)
         if task is not None:
@@ -174,7 +179,7 @@ class CompletionService:
                 None, f"the daemon refused the request: {error}", latency_ms=_ms_since(started)
             )
         daemon_ms = _ms_since(streaming)
-        verdict = postprocess(context, text)
+        verdict = await asyncio.to_thread(postprocess, context, text)
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
