@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import torch
 
+from inference import codedraft_version
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import EngineConfig
 from inference.engine.engine import LLMEngine
@@ -34,13 +34,6 @@ class ServeSettings:
     device: str = "auto"
     kv_cache_mb: float = 512.0
     max_new_tokens: int = 1024
-
-
-def _codedraft_version() -> str:
-    try:
-        return version("codedraft")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 def _device_name(device: torch.device) -> str:
@@ -97,7 +90,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         kv_block_size=config.block_size,
         kv_blocks_total=engine.stats().kv_blocks_total,
         max_new_tokens=max_new,
-        version=_codedraft_version(),
+        version=codedraft_version(),
     )
     if draft is not None:
         info.draft_model.CopyFrom(describe(draft))
