@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from indexer.languages import language_for_path
 from inference.defaults import default_socket_path
 from inference.server.address import AddressError, DaemonAddress, parse_address
 from lsp_server.subcommands.errors import CommandError
@@ -62,8 +63,8 @@ def split_at(text: str, position: FilePosition) -> tuple[str, str]:
 
 
 def _language(path: Path) -> str:
-    names = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go", ".rs": "rust"}
-    return names.get(path.suffix, path.suffix.lstrip("."))
+    spec = language_for_path(path)
+    return spec.name if spec is not None else path.suffix.lstrip(".")
 
 
 class StartedDaemon:
