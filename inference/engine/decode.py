@@ -17,7 +17,6 @@ from inference.engine.errors import ResourceExhaustedError
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner
 from inference.engine.sequence import FinishReason, Sequence
-from inference.engine.stats import EngineTotals
 from inference.sampling import choose_token, token_probabilities
 from inference.spec_decode.proposer import Proposal, Proposer
 from inference.spec_decode.verify import verify_greedy, verify_sampled
@@ -41,7 +40,6 @@ class SequenceRunner:
         self.proposers = proposers
         self.eos_ids = eos_ids
         self.max_len = target.config.max_position_embeddings
-        self.totals = EngineTotals()
         # Sees the logits row each emitted token was chosen from (tests compare them); None costs nothing.
         self.logits_observer: Callable[[str, torch.Tensor], None] | None = None
         # Measured costs of recent plain decode steps: what speculation must beat in mode auto.
@@ -52,7 +50,6 @@ class SequenceRunner:
         start, end = seq.num_computed, seq.num_computed + num_tokens
         logits = self._forward(seq, seq.token_ids[start:end], start, 1)
         seq.metrics.computed_tokens += num_tokens
-        self.totals.computed_tokens += num_tokens
         seq.num_computed = end
         self.kv.commit(seq.request_id, seq.token_ids, end)
         if end == seq.prompt_len and seq.num_generated == 0:
@@ -132,9 +129,8 @@ class SequenceRunner:
             probs = token_probabilities(logits, params)  # (k+1, V)
             emitted = verify_sampled(probs, drafts, proposal.probs, seq.generator)
         accepted = len(emitted) - 1
-        for counter in (seq.metrics, self.totals):
-            counter.spec_proposed += len(drafts)
-            counter.spec_accepted += accepted
+        seq.metrics.spec_proposed += len(drafts)
+        seq.metrics.spec_accepted += accepted
         # K/V is valid for the fed token and the accepted proposals; the rest is overwritten later.
         seq.num_computed = length + accepted
         self._emit(seq, emitted, logits)
@@ -151,7 +147,6 @@ class SequenceRunner:
             tokens, start, table, self.kv.slots(seq.request_id, start, end), num_logits
         )
         seq.metrics.target_forward_passes += 1
-        self.totals.target_forward_passes += 1
         return logits
 
     def _emit(self, seq: Sequence, tokens: list[int], logits: torch.Tensor) -> None:
@@ -165,7 +160,6 @@ class SequenceRunner:
             seq.last_token_time = now
             seq.token_ids.append(token)
             seq.metrics.generated_tokens += 1
-            self.totals.generated_tokens += 1
             if self.logits_observer is not None:
                 self.logits_observer(seq.request_id, logits[row])
             if token in params.stop_token_ids:

@@ -28,9 +28,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import asdict
 
 from inference.config import EngineConfig
 from inference.engine.decode import SequenceRunner
@@ -98,8 +96,6 @@ class LLMEngine:
         self._aborts: list[str] = []
         self._live: dict[str, Sequence] = {}
         self._arrivals = itertools.count()
-        self._finished = 0
-        self.busy_seconds = 0.0
 
     def add_request(self, request: Request) -> None:
         """Queue a request (see the module docstring for what it raises)."""
@@ -142,14 +138,11 @@ class LLMEngine:
         When the round raises anything but an `EngineError` of one request, every live request ends
         with a `StepFailedError` naming the cause (`fail_all`), and the engine carries on.
         """
-        started = time.perf_counter()
         try:
-            outputs = self._step()
+            return self._step()
         except Exception as error:
             log.exception("engine step failed; stopping every request in flight")
-            outputs = self.fail_all(StepFailedError.caused_by(error))
-        self.busy_seconds += time.perf_counter() - started
-        return outputs
+            return self.fail_all(StepFailedError.caused_by(error))
 
     def fail_all(self, error: EngineError) -> list[RequestOutput]:
         """End every live request (queued, waiting or running) with `error` and free its KV blocks.
@@ -221,8 +214,6 @@ class LLMEngine:
             if not seq.metrics.preemptions:
                 seq.metrics.reused_tokens = reused
                 seq.metrics.queue_seconds = seq.elapsed()
-                self.runner.totals.prompt_tokens += seq.prompt_len
-                self.runner.totals.reused_tokens += reused
             self.scheduler.start(seq)
 
     def _finish(self, seq: Sequence, reason: FinishReason) -> None:
@@ -235,22 +226,17 @@ class LLMEngine:
         with self._lock:
             if self._live.get(seq.request_id) is seq:
                 del self._live[seq.request_id]
-        self._finished += 1
 
     def stats(self) -> EngineStats:
-        """Totals since start and the current state (read without locking: figures, not accounting)."""
+        """The queues and KV pool now (read without locking: figures, not accounting)."""
         return EngineStats(
-            **asdict(self.runner.totals),
-            requests_finished=self._finished,
-            preemptions=self.preemptor.preemptions,
             waiting=len(self.scheduler.waiting) + len(self._inbox),
             running=len(self.scheduler.running),
             kv_blocks_total=self.kv.pool.num_blocks,
             kv_blocks_free=self.kv.pool.num_free,
-            kv_blocks_cached=self.kv.pool.num_cached,
             kv_blocks_cached_idle=self.kv.pool.num_cached_idle,
+            preemptions=self.preemptor.preemptions,
             kv_evictions=self.kv.pool.evictions,
-            busy_seconds=self.busy_seconds,
         )
 
     def check_invariants(self) -> None:

@@ -59,7 +59,6 @@ class ModelRunner:
         self.block_size = block_size
         self.num_blocks = num_blocks
         self.kv = KVCache.allocate(model.config, num_blocks, block_size, dtype, device)
-        self.forward_calls = 0
 
     def forward(
         self,
@@ -85,7 +84,6 @@ class ModelRunner:
         )
         input_ids = torch.tensor(token_ids, dtype=torch.int64, device=device)
         positions = torch.arange(start_pos, start_pos + num_new, dtype=torch.int64, device=device)
-        self.forward_calls += 1
         with torch.inference_mode():
             # Only the rows we sample from go through lm_head: with a 150k vocabulary, projecting a
             # whole prompt would cost more than the transformer itself.

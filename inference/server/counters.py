@@ -110,4 +110,6 @@ class DaemonCounters:
             stats.kv_blocks_total = backend.kv_blocks_total
             stats.kv_blocks_used = backend.kv_blocks_used
             stats.kv_blocks_cached = backend.kv_blocks_cached
+            stats.preemptions = backend.preemptions
+            stats.kv_evictions = backend.kv_evictions
         return stats

@@ -68,7 +68,6 @@ async def test_leaving_the_stream_aborts_and_frees_blocks(model: LoadedModel) ->
         assert not engine.engine.has_work()
         engine.engine.check_invariants()
         assert engine.engine.kv.pool.num_free == engine.engine.kv.pool.num_blocks
-        assert engine.engine.stats().requests_finished == 1
         # Bad requests surface as exceptions from the stream; the engine keeps working.
         with pytest.raises(InvalidRequestError, match="max_tokens"):
             await _collect(engine.generate(_request("bad", 0)))

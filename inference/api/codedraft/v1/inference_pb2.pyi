@@ -253,7 +253,7 @@ class GetStatsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests_total", "requests_finished", "requests_active", "queue_depth", "requests_cancelled", "cache_hit_requests", "prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "draft_proposed", "draft_accepted", "tokens_per_second", "kv_blocks_total", "kv_blocks_used", "kv_blocks_cached", "uptime_seconds")
+    __slots__ = ("requests_total", "requests_finished", "requests_active", "queue_depth", "requests_cancelled", "cache_hit_requests", "prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "draft_proposed", "draft_accepted", "tokens_per_second", "kv_blocks_total", "kv_blocks_used", "kv_blocks_cached", "uptime_seconds", "preemptions", "kv_evictions")
     REQUESTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FINISHED_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_ACTIVE_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +271,8 @@ class Stats(_message.Message):
     KV_BLOCKS_USED_FIELD_NUMBER: _ClassVar[int]
     KV_BLOCKS_CACHED_FIELD_NUMBER: _ClassVar[int]
     UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTIONS_FIELD_NUMBER: _ClassVar[int]
+    KV_EVICTIONS_FIELD_NUMBER: _ClassVar[int]
     requests_total: int
     requests_finished: int
     requests_active: int
@@ -288,4 +290,6 @@ class Stats(_message.Message):
     kv_blocks_used: int
     kv_blocks_cached: int
     uptime_seconds: float
-    def __init__(self, requests_total: _Optional[int] = ..., requests_finished: _Optional[int] = ..., requests_active: _Optional[int] = ..., queue_depth: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., cache_hit_requests: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., tokens_per_second: _Optional[float] = ..., kv_blocks_total: _Optional[int] = ..., kv_blocks_used: _Optional[int] = ..., kv_blocks_cached: _Optional[int] = ..., uptime_seconds: _Optional[float] = ...) -> None: ...
+    preemptions: int
+    kv_evictions: int
+    def __init__(self, requests_total: _Optional[int] = ..., requests_finished: _Optional[int] = ..., requests_active: _Optional[int] = ..., queue_depth: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., cache_hit_requests: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., tokens_per_second: _Optional[float] = ..., kv_blocks_total: _Optional[int] = ..., kv_blocks_used: _Optional[int] = ..., kv_blocks_cached: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., preemptions: _Optional[int] = ..., kv_evictions: _Optional[int] = ...) -> None: ...
