@@ -44,6 +44,7 @@ class CodedraftServer(LanguageServer):
             self.daemon.stream_complete,
             self.retrieve,
             lambda: self.daemon.context_length,
+            self.daemon.cancel,
         )
         self.workspace_root: Path | None = None
         self.index: WorkspaceIndex | None = None

@@ -19,7 +19,8 @@ SHORT = pb.CompleteRequest(prefix="import os\n", sampling=pb.SamplingParams(max_
 
 def test_the_client_imports_no_torch() -> None:
     code = (
-        "import sys, inference.client, lsp_server.subcommands.complete, lsp_server.subcommands.daemon\n"
+        "import sys, inference, inference.client, inference.daemon_process\n"
+        "import codedraft.complete, codedraft.daemon, codedraft.fix\n"
         "heavy = sorted(m for m in ('torch', 'numpy', 'inference.engine') if m in sys.modules)\n"
         "print(','.join(heavy))"
     )

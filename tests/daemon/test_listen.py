@@ -14,7 +14,6 @@ from inference.server.listen import (
     ListenError,
     UnixSocketClaim,
     check_tcp_security,
-    read_token_file,
     socket_is_live,
 )
 
@@ -109,15 +108,3 @@ def test_a_regular_file_is_never_removed(short_dir: Path) -> None:
     with pytest.raises(ListenError, match="exists and is not a socket"):
         UnixSocketClaim(path).acquire()
     assert path.read_text() == "keep me"
-
-
-def test_token_files(tmp_path: Path) -> None:
-    token = tmp_path / "token"
-    token.write_text("  s3cret\n")
-    token.chmod(0o600)
-    assert read_token_file(token) == "s3cret"
-    token.write_text("\n")
-    with pytest.raises(ListenError, match=r"--token-file .* is empty"):
-        read_token_file(token)
-    with pytest.raises(ListenError, match="cannot read --token-file"):
-        read_token_file(tmp_path / "missing")

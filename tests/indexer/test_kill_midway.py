@@ -15,7 +15,7 @@ from pathlib import Path
 
 RUN_INDEX = (
     "import argparse, sys\n"
-    "from lsp_server.subcommands import index\n"
+    "from codedraft import index\n"
     "parser = argparse.ArgumentParser()\n"
     "index.configure(parser)\n"
     "sys.exit(index.run(parser.parse_args(sys.argv[1:])))\n"

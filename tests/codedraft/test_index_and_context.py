@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.subcommands import context, index
-from lsp_server.subcommands.errors import CommandError
+from codedraft import context, index
+from codedraft.errors import CommandError
 
 FILES = {
     "lib/maths.py": "def hypotenuse(a, b):\n    return (a * a + b * b) ** 0.5\n",

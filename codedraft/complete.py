@@ -4,31 +4,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from codedraft.daemon_flags import add_daemon_client_flags, daemon_for_call, wait_for_daemon
+from codedraft.errors import CommandError
+from codedraft.values import FilePosition, file_position, positive_int
 from indexer.languages import language_for_path
-from inference.defaults import default_socket_path
-from inference.server.address import AddressError, DaemonAddress, parse_address
-from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import FilePosition, add_daemon_client_flags, file_position, positive_int
 
 if TYPE_CHECKING:
-    from inference.client import InferenceClient
+    from inference.daemon_process import DaemonProcess
+    from inference.server.address import DaemonAddress
 
 HELP = "complete the code at FILE:LINE:COL (counting from 1) with a running daemon, or one started for it"
-DAEMON_START_TIMEOUT_S = 300.0
-# A running daemon may still be loading its model.
-RUNNING_DAEMON_READY_TIMEOUT_S = 120.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -67,61 +59,13 @@ def _language(path: Path) -> str:
     return spec.name if spec is not None else path.suffix.lstrip(".")
 
 
-class StartedDaemon:
-    """A daemon started on a private socket for one call; `stop` ends it with SIGTERM."""
-
-    def __init__(self, model: Path | None) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="codedraft-complete-"))
-        self.address = DaemonAddress(unix_path=self.folder / "daemon.sock")
-        self.log_path = self.folder / "daemon.log"
-        argv = [sys.executable, "-m", "lsp_server.cli", "--log-level", "warning", "daemon"]
-        argv += ["--listen", str(self.address)]
-        if model is not None:
-            argv += ["--model", str(model), "--no-draft"]
-        with open(self.log_path, "w", encoding="utf-8") as log_file:
-            self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log_file)
-
-    def failure(self) -> str | None:
-        """Why the daemon exited (the last line it logged), or None while it runs."""
-        if self.process.poll() is None:
-            return None
-        lines = self.log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-        return lines[-1] if lines else f"exit status {self.process.returncode}"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
-
-
-async def _wait_started(client: InferenceClient, started: StartedDaemon) -> None:
-    """Wait for a daemon started for this call, failing fast with its own message if it exits."""
-    from inference.client import DaemonError
-
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + DAEMON_START_TIMEOUT_S
-    while loop.time() < deadline:
-        failure = started.failure()
-        if failure is not None:
-            raise CommandError(f"the daemon started for this call exited: {failure}")
-        with contextlib.suppress(DaemonError):
-            await client.wait_ready(timeout=0.5)
-            return
-    raise CommandError(f"the daemon started for this call was not ready after {DAEMON_START_TIMEOUT_S:g} s")
-
-
 async def _complete(
     address: DaemonAddress,
     token: str | None,
     args: argparse.Namespace,
     prefix: str,
     suffix: str,
-    started: StartedDaemon | None,
+    started: DaemonProcess | None,
 ) -> dict[str, object]:
     from google.protobuf.json_format import MessageToDict
 
@@ -139,10 +83,7 @@ async def _complete(
     )
     async with InferenceClient(address, token=token) as client:
         try:
-            if started is not None:
-                await _wait_started(client, started)
-            else:
-                await client.wait_ready(timeout=RUNNING_DAEMON_READY_TIMEOUT_S)
+            await wait_for_daemon(client, started)
             pieces: list[str] = []
             last = pb.CompleteChunk()
             chunks: AsyncIterator[pb.CompleteChunk] = client.complete(request)
@@ -169,8 +110,6 @@ async def _complete(
 
 
 def run(args: argparse.Namespace) -> int:
-    from inference.server.listen import socket_is_live
-
     position: FilePosition = args.position
     if not position.path.is_file():
         raise CommandError(f"no such file: {position.path}")
@@ -179,29 +118,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, UnicodeDecodeError) as error:
         raise CommandError(f"cannot read {position.path} as UTF-8 text: {error}") from None
     prefix, suffix = split_at(text, position)
-    token = None
-    if args.token_file is not None:
-        try:
-            token = args.token_file.read_text(encoding="utf-8").strip()
-        except OSError as error:
-            raise CommandError(f"cannot read --token-file {args.token_file}: {error}") from None
-    if args.daemon is not None:
-        try:
-            address = parse_address(args.daemon)
-        except AddressError as error:
-            raise CommandError(f"--daemon: {error}") from None
-        if address.unix_path is not None and not socket_is_live(address.unix_path):
-            raise CommandError(f"no daemon is listening on {address}; start one with `codedraft daemon`")
-        result = asyncio.run(_complete(address, token, args, prefix, suffix, None))
-    elif args.model is None and socket_is_live(default_socket_path()):
-        address = DaemonAddress(unix_path=default_socket_path())
-        result = asyncio.run(_complete(address, token, args, prefix, suffix, None))
-    else:
-        started = StartedDaemon(args.model)
-        try:
-            result = asyncio.run(_complete(started.address, token, args, prefix, suffix, started))
-        finally:
-            started.stop()
+    with daemon_for_call(args) as (address, token, started):
+        result = asyncio.run(_complete(address, token, args, prefix, suffix, started))
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
     return 0

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import add_daemon_client_flags, positive_int
+from codedraft.daemon_flags import add_daemon_client_flags, daemon_for_call, wait_for_daemon
+from codedraft.errors import CommandError
+from codedraft.values import positive_int
+from codedraft.workspace_root import workspace_of
 
 if TYPE_CHECKING:
+    from inference.daemon_process import DaemonProcess
+    from inference.server.address import DaemonAddress
     from lsp_server.agent.loop import FixResult, FixTask
-    from lsp_server.subcommands.complete import StartedDaemon
 
 HELP = "fix FILE[:LINE] until CHECK passes in a sandboxed scratch copy; prints the verified diff"
 
@@ -33,7 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--workspace",
         type=Path,
         default=None,
-        help="the workspace the check runs in (a scratch copy of it); default: the current directory",
+        help="the workspace the check runs in (a scratch copy of it); default: the git repository "
+        "that holds FILE, else FILE's folder",
     )
     parser.add_argument(
         "--time-limit", type=positive_int, default=120, help="seconds for the whole fix (default: 120)"
@@ -47,8 +52,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_daemon_client_flags(parser)
 
 
-def parse_target(text: str, workspace: Path) -> tuple[str, int | None]:
-    """The workspace-relative file of ``FILE[:LINE]`` and its line (from 0), if one was given."""
+def parse_target(text: str) -> tuple[Path, int | None]:
+    """The file of ``FILE[:LINE]``, resolved, and its line (from 0), if one was given."""
     path_text, line = text, None
     head, _, tail = text.rpartition(":")
     if head and tail.isdigit():
@@ -58,21 +63,21 @@ def parse_target(text: str, workspace: Path) -> tuple[str, int | None]:
     path = Path(path_text)
     if not path.is_file():
         raise CommandError(f"no such file: {path_text!r}")
-    resolved = path.resolve()
-    if not resolved.is_relative_to(workspace):
-        raise CommandError(f"{path_text!r} is outside the workspace {workspace}")
-    return resolved.relative_to(workspace).as_posix(), line
+    return path.resolve(), line
 
 
 def build_task(args: argparse.Namespace) -> FixTask:
     from lsp_server.agent.edits import Target
     from lsp_server.agent.loop import FixTask
 
-    workspace = (args.workspace or Path.cwd()).resolve()
+    path, line = parse_target(args.target)
+    workspace = args.workspace.resolve() if args.workspace is not None else workspace_of(path)
     if not workspace.is_dir():
         raise CommandError(f"--workspace {str(workspace)!r} is not a directory")
-    relative, line = parse_target(args.target, workspace)
-    lines = (workspace / relative).read_text(encoding="utf-8", errors="replace").split("\n")
+    if not path.is_relative_to(workspace):
+        raise CommandError(f"{args.target!r} is outside the workspace {workspace}")
+    relative = path.relative_to(workspace).as_posix()
+    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
     if line is not None and line >= len(lines):
         raise CommandError(f"{args.target!r}: the file has {len(lines)} lines")
     target = Target(relative, line, line) if line is not None else Target(relative, 0, len(lines) - 1)
@@ -80,34 +85,28 @@ def build_task(args: argparse.Namespace) -> FixTask:
 
 
 async def _fix(
-    args: argparse.Namespace, task: FixTask, address: str, started: StartedDaemon | None
+    args: argparse.Namespace,
+    task: FixTask,
+    address: DaemonAddress,
+    token: str | None,
+    started: DaemonProcess | None,
 ) -> FixResult:
-    import dataclasses
-
     from inference.client import DaemonError, InferenceClient
     from lsp_server.agent.loop import run_fix
-    from lsp_server.agent.model_calls import daemon_generate, reply_token_limit, supports_tool_calls
+    from lsp_server.agent.model_calls import daemon_generate
     from lsp_server.agent.sandbox import Limits, Sandbox
-    from lsp_server.subcommands.complete import _wait_started
 
-    token = args.token_file.read_text().strip() if args.token_file else None
     async with InferenceClient(address, token=token) as client:
         try:
-            if started is not None:
-                await _wait_started(client, started)
-            else:
-                await client.wait_ready(timeout=10.0)
+            await wait_for_daemon(client, started)
             info = await client.model_info(timeout=10.0)
-            task = dataclasses.replace(task, use_tools=supports_tool_calls(info.model.path))
-
-            def stream(request, timeout):  # type: ignore[no-untyped-def]
-                return client.generate(request, timeout=timeout)
+            task = dataclasses.replace(task, use_tools=info.supports_tools)
 
             def progress(message: str) -> None:
                 if not args.json:
                     print(f"codedraft fix: {message}", file=sys.stderr, flush=True)
 
-            generate = daemon_generate(stream, f"cli-fix-{os.getpid()}", max_tokens=reply_token_limit(info))
+            generate = daemon_generate(client.generate, f"cli-fix-{os.getpid()}")
             sandbox = Sandbox(args.sandbox, Limits(wall_s=float(args.time_limit)))
             return await run_fix(task, generate, sandbox, progress)
         except DaemonError as error:
@@ -115,23 +114,9 @@ async def _fix(
 
 
 def run(args: argparse.Namespace) -> int:
-    from inference.defaults import default_socket_path
-    from inference.server.listen import socket_is_live
-    from lsp_server.subcommands.complete import StartedDaemon
-
     task = build_task(args)
-    if args.token_file is not None and not args.token_file.is_file():
-        raise CommandError(f"cannot read --token-file {args.token_file}")
-    if args.daemon is not None:
-        result = asyncio.run(_fix(args, task, args.daemon, None))
-    elif args.model is None and socket_is_live(default_socket_path()):
-        result = asyncio.run(_fix(args, task, f"unix:{default_socket_path()}", None))
-    else:
-        started = StartedDaemon(args.model)
-        try:
-            result = asyncio.run(_fix(args, task, str(started.address), started))
-        finally:
-            started.stop()
+    with daemon_for_call(args) as (address, token, started):
+        result = asyncio.run(_fix(args, task, address, token, started))
     if args.json:
         print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
     else:

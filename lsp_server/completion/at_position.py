@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from indexer.retrieval.base import cursor_offset
+from indexer.positions import cursor_offset
 from lsp_server.completion.service import CompletionOutcome, CompletionQuery
 from lsp_server.server import CodedraftServer
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from pathlib import Path
 
-from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import FilePosition, file_position, positive_int
+from codedraft.errors import CommandError
+from codedraft.values import FilePosition, file_position, positive_int
+from codedraft.workspace_root import workspace_of
 
 HELP = "print the snippets retrieval would send for FILE:LINE:COL (counting from 1), with source and score"
 
@@ -89,17 +89,4 @@ def find_workspace(path: Path, db_path: Path | None) -> Path:
     for folder in path.parents:
         if db_path is None and default_db_path(folder).exists():
             return folder
-    try:
-        result = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=path.parent,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return path.parent
-    if result.returncode == 0 and result.stdout.strip():
-        return Path(result.stdout.strip())
-    return path.parent
+    return workspace_of(path)

@@ -14,14 +14,15 @@ from pathlib import Path
 import grpc
 import pytest
 
+from codedraft.complete import split_at
+from codedraft.values import FilePosition
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
-from lsp_server.subcommands.complete import split_at
-from lsp_server.subcommands.values import FilePosition
-from tests.daemon.helpers import LONG_PREFIX, LONG_TOKENS
 
 CODEDRAFT = Path(sys.executable).parent / "codedraft"
 SOURCE = "def add(a, b):\n    return \n\n\nprint(add(1, 2))\n"
+# The tiny model does not end a reply to "x" before this many tokens: a stream long enough to cut.
+LONG_PREFIX, LONG_TOKENS = "x", 250
 
 
 def codedraft(
@@ -74,6 +75,7 @@ def source_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
     tiny_model_dir: Path, short_dir: Path, source_file: Path
 ) -> None:
@@ -168,6 +170,7 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
     assert not socket_path.exists()
 
 
+@pytest.mark.slow
 def test_complete_starts_a_daemon_for_the_call(
     tiny_model_dir: Path, short_dir: Path, source_file: Path
 ) -> None:
@@ -178,6 +181,20 @@ def test_complete_starts_a_daemon_for_the_call(
     answer = json.loads(result.stdout)
     assert answer["daemon"].startswith("unix:") and answer["figures"]["prompt_tokens"] > 0
     assert not Path(answer["daemon"].removeprefix("unix:")).exists()
+
+
+@pytest.mark.slow
+def test_complete_says_why_the_daemon_started_for_it_failed(tmp_path: Path, source_file: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    result = codedraft("complete", f"{source_file}:2", "--model", str(broken), timeout=120)
+    assert result.returncode == 2
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        "codedraft: error: started for this call, the daemon exited: codedraft: error: "
+        "unsupported architecture 'gpt2'"
+    ), line
 
 
 @pytest.mark.parametrize(
@@ -216,6 +233,7 @@ def test_user_mistakes_get_one_line(
     assert result.stderr.strip().splitlines() == [f"codedraft: error: {message.format(**values)}"]
 
 
+@pytest.mark.slow
 def test_a_model_that_cannot_load_is_one_clear_line(tmp_path: Path, short_dir: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()

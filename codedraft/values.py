@@ -39,22 +39,3 @@ def file_position(text: str) -> FilePosition:
         raise argparse.ArgumentTypeError(f"LINE and COL count from 1, got {text!r}")
     path = Path(":".join(parts))
     return FilePosition(path, numbers[0], numbers[1] if len(numbers) == 2 else None)
-
-
-def add_daemon_client_flags(parser: argparse.ArgumentParser) -> None:
-    """``--daemon``, ``--token-file`` and ``--model``: the flags of a command that talks to a daemon,
-    or starts one for the call."""
-    parser.add_argument(
-        "--daemon",
-        metavar="ADDR",
-        default=None,
-        help="address of a running daemon (unix:PATH or tcp:HOST:PORT); default: the default socket, "
-        "or a daemon started for this call",
-    )
-    parser.add_argument("--token-file", type=Path, default=None, help="token file of a daemon that needs one")
-    parser.add_argument(
-        "--model",
-        type=Path,
-        default=None,
-        help="model directory for a daemon started for this call (default: the embedded model)",
-    )

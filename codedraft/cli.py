@@ -1,4 +1,4 @@
-"""The ``codedraft`` command: composes the subcommands of :mod:`lsp_server.subcommands`."""
+"""The ``codedraft`` command: composes the subcommand modules of :mod:`codedraft`."""
 
 from __future__ import annotations
 
@@ -9,20 +9,12 @@ import sys
 from types import ModuleType
 from typing import NoReturn
 
-from lsp_server.logging_setup import LEVELS, configure_logging
-from lsp_server.subcommands import NAMES
-from lsp_server.subcommands.errors import CommandError
+from codedraft import NAMES
+from codedraft.errors import CommandError
+from codedraft.logging_setup import LEVELS, configure_logging
+from inference import codedraft_version
 
 log = logging.getLogger("codedraft")
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("codedraft")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 class _OneLineErrorParser(argparse.ArgumentParser):
@@ -39,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="codedraft: a local AI pair programmer's backend (language server, indexer, "
         "inference daemon).",
     )
-    parser.add_argument("--version", action="version", version=f"codedraft {_version()}")
+    parser.add_argument("--version", action="version", version=f"codedraft {codedraft_version()}")
     parser.add_argument(
         "--log-level",
         choices=LEVELS,
@@ -48,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in NAMES:
-        module: ModuleType = importlib.import_module(f"lsp_server.subcommands.{name}")
+        module: ModuleType = importlib.import_module(f"codedraft.{name}")
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
         module.configure(sub)
         sub.set_defaults(run=module.run)
@@ -60,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.log_level)
-    log.debug("codedraft %s, arguments %s", _version(), sys.argv[1:] if argv is None else argv)
+    log.debug("codedraft %s, arguments %s", codedraft_version(), sys.argv[1:] if argv is None else argv)
     try:
         return int(args.run(args))
     except CommandError as error:

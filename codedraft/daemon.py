@@ -8,10 +8,10 @@ import os
 import signal
 from pathlib import Path
 
+from codedraft.errors import CommandError
+from codedraft.values import positive_int
 from inference.defaults import default_draft_model_dir, default_model_dir, default_socket_path
 from inference.server.address import AddressError, DaemonAddress, parse_address
-from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import positive_int
 
 HELP = "run the inference daemon (gRPC) on a model; the embedded default model unless --model says"
 
@@ -86,9 +86,7 @@ def resolve_model_dirs(args: argparse.Namespace) -> tuple[Path, Path | None]:
     model = args.model or default_model_dir()
     if not model.is_dir():
         if args.model is None:
-            raise CommandError(
-                f"the embedded default model is missing: {model} is not a directory (it arrives with issue 5)"
-            )
+            raise CommandError(f"the embedded default model is missing: {model} is not a directory")
         raise CommandError(f"--model is missing: {model} is not a directory")
     draft: Path | None = None
     if not args.no_draft:
@@ -112,7 +110,8 @@ def listen_address(args: argparse.Namespace) -> DaemonAddress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inference.server.listen import ListenError, check_tcp_security, read_token_file
+    from inference.daemon_process import TokenFileError, read_token_file
+    from inference.server.listen import ListenError, check_tcp_security
 
     # Idle OpenMP workers spin by default, and between the engine's many small operations they take the
     # CPU that the engine and gRPC threads need: on a busy 2-core machine a daemon ran 5 to 20 times
@@ -125,6 +124,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--drain-seconds must be >= 0, got {args.drain_seconds}")
     try:
         token = read_token_file(args.token_file) if args.token_file is not None else None
+    except TokenFileError as error:
+        raise CommandError(f"--token-file: {error}") from None
+    try:
         check_tcp_security(address, token)
     except ListenError as error:
         raise CommandError(str(error)) from None
@@ -137,7 +139,7 @@ async def _serve(
     # Torch and the engine load only here, after the flags were checked.
     from inference.server.app import Daemon
     from inference.server.listen import ListenError
-    from inference.server.served_model import ModelLoadFailed, ServeSettings, load_served_model
+    from inference.server.model_loader import ModelLoadFailed, ServeSettings, load_served_model
 
     if args.threads is not None:
         import torch

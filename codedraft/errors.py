@@ -10,10 +10,3 @@ class CommandError(Exception):
     """
 
     exit_code = 2
-
-
-def not_implemented_yet(command: str, issue: int, what: str) -> CommandError:
-    """The error of a subcommand whose feature has not landed yet, naming the issue that builds it."""
-    error = CommandError(f"`codedraft {command}` is not implemented yet: {what} arrives with issue {issue}")
-    error.exit_code = 3
-    return error

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import positive_int
+from codedraft.errors import CommandError
+from codedraft.values import positive_int
 
 HELP = "run the language server over stdio (what editors start), or on --tcp PORT for debugging"
 

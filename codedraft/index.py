@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from lsp_server.subcommands.errors import CommandError
-from lsp_server.subcommands.values import positive_int
+from codedraft.errors import CommandError
+from codedraft.values import positive_int
 
 HELP = "index a workspace (tree-sitter tags and chunks in SQLite; only changed files are parsed again)"
 

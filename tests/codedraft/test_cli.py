@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -10,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.subcommands import NAMES
-from lsp_server.subcommands.errors import CommandError
+from codedraft import NAMES
 
 CODEDRAFT = Path(sys.executable).parent / "codedraft"
 
@@ -37,24 +35,20 @@ def test_help_lists_every_subcommand() -> None:
     assert set(NAMES) == {"daemon", "lsp", "index", "context", "complete", "fix", "bench"}
 
 
+def test_python_dash_m_codedraft_is_the_same_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "codedraft", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == codedraft("--help").stdout
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_each_subcommand_explains_its_flags(name: str) -> None:
     result = codedraft(name, "--help")
     assert result.returncode == 0, result.stderr
     assert f"usage: codedraft {name}" in result.stdout
     assert "--help" in result.stdout
-
-
-def test_a_missing_benchmark_module_names_its_issue(tmp_path: Path) -> None:
-    from lsp_server.subcommands import bench
-
-    saved = bench.BENCHMARKS["lsp"]
-    bench.BENCHMARKS["lsp"] = ("bench.not_there", 7, "language-server overhead")
-    try:
-        with pytest.raises(CommandError, match=r"not implemented yet.*issue 7"):
-            bench.run(argparse.Namespace(name="lsp", args=[]))
-    finally:
-        bench.BENCHMARKS["lsp"] = saved
 
 
 @pytest.mark.parametrize(
