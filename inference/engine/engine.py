@@ -16,7 +16,7 @@ Public API (the daemon drives it through `AsyncEngine` in `async_engine.py`):
 
 When the KV pool runs dry (after evicting cached blocks), the lowest-priority, latest running request
 is preempted: its computed blocks go back to the cache and it waits to be readmitted, when it mostly
-reuses them (`Preemptor` in `preemption.py`). A completion that arrives to a full pool preempts
+reuses them (`SequenceAdmission` in `admission.py`). A completion that arrives to a full pool preempts
 running generations the same way; other requests wait for blocks. A request that does not fit even
 alone finishes with reason `error` and `RequestOutput.error` set (`ResourceExhaustedError`); the
 others carry on. A step that raises anything else (a model that fails, a bug) ends every live request
@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 
 from inference.config import EngineConfig
-from inference.engine.decode import SequenceRunner
+from inference.engine.admission import SequenceAdmission
 from inference.engine.errors import (
     EngineError,
     InvalidRequestError,
@@ -40,7 +40,6 @@ from inference.engine.errors import (
 )
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner, runners_for
-from inference.engine.preemption import Preemptor
 from inference.engine.scheduler import Scheduler
 from inference.engine.sequence import (
     FinishReason,
@@ -50,6 +49,7 @@ from inference.engine.sequence import (
     Sequence,
     checked_prompt,
 )
+from inference.engine.sequence_runner import SequenceRunner
 from inference.engine.stats import EngineStats
 from inference.engine.text_stream import IncrementalDecoding, TextStream
 from inference.loading import LoadedModel
@@ -90,7 +90,7 @@ class LLMEngine:
         self.eos_ids = frozenset(tokenizer.eos_token_ids) | frozenset(target.config.eos_token_ids)
         self._make_decoder = make_decoder or (lambda: IncrementalDecoder(tokenizer))
         self.runner = SequenceRunner(target, self.kv, self.proposers, self.eos_ids)
-        self.preemptor = Preemptor(self.kv, self.scheduler, self.proposers)
+        self.admission = SequenceAdmission(self.kv, self.scheduler, self.proposers)
         self._lock = threading.Lock()
         self._inbox: list[Sequence] = []
         self._aborts: list[str] = []
@@ -187,7 +187,7 @@ class LLMEngine:
                 else:
                     self.runner.decode(seq)
             except ResourceExhaustedError as exc:
-                if not self.preemptor.preempt_for(seq):
+                if not self.admission.preempt_for(seq):
                     seq.error, seq.finish_reason = exc, FinishReason.ERROR
             except EngineError as exc:
                 seq.error, seq.finish_reason = exc, FinishReason.ERROR
@@ -200,9 +200,9 @@ class LLMEngine:
         for seq in self.scheduler.admission_order():
             if seq.status == SeqStatus.FINISHED:
                 continue
-            if self.preemptor.admission_paused and seq.metrics.preemptions and self.scheduler.running:
+            if self.admission.paused and seq.metrics.preemptions and self.scheduler.running:
                 break
-            reused = self.preemptor.allocate(seq)
+            reused = self.admission.allocate(seq)
             if reused is None:
                 break  # wait for running requests to give blocks back
             if isinstance(reused, ResourceExhaustedError):
@@ -220,9 +220,9 @@ class LLMEngine:
         seq.finish_reason = reason
         seq.status = SeqStatus.FINISHED
         seq.pending_text.append(seq.stream.finish())
-        self.preemptor.release_blocks(seq)
+        self.admission.release_blocks(seq)
         self.scheduler.remove(seq)
-        self.preemptor.admission_paused = False
+        self.admission.paused = False
         with self._lock:
             if self._live.get(seq.request_id) is seq:
                 del self._live[seq.request_id]
@@ -235,7 +235,7 @@ class LLMEngine:
             kv_blocks_total=self.kv.pool.num_blocks,
             kv_blocks_free=self.kv.pool.num_free,
             kv_blocks_cached_idle=self.kv.pool.num_cached_idle,
-            preemptions=self.preemptor.preemptions,
+            preemptions=self.admission.preemptions,
             kv_evictions=self.kv.pool.evictions,
         )
 

@@ -16,7 +16,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.prompts.chat import ChatTemplate
 from inference.server import prompt_budget, validation
-from inference.server.model_facts import ServedModel
+from inference.server.served_model import ServedModel
 
 # Tokens that end an assistant turn in common chat formats; Generate with chat stops on them.
 CHAT_END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")

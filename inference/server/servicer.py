@@ -32,8 +32,8 @@ from inference.engine.sequence import FinishReason, Request, RequestMetrics
 from inference.server import validation
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
 from inference.server.live_requests import LiveRequest, LiveRequests
-from inference.server.model_facts import ServedModel
 from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate
+from inference.server.served_model import ServedModel
 from inference.server.validation import RequestError, UndecodableRequest
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from inference.models.base import CausalLM
 from inference.server.address import DaemonAddress
 from inference.server.app import Daemon
 from inference.server.engine_backend import EngineBackend
-from inference.server.model_facts import ServedModel
-from inference.server.served_model import ServeSettings, load_served_model
+from inference.server.model_loader import ServeSettings, load_served_model
+from inference.server.served_model import ServedModel
 
 SMALL_POOL_BLOCKS = 64
 # With the tiny fixture model, greedy completion after this prefix runs its full 250 tokens without a

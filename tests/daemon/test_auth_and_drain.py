@@ -13,7 +13,7 @@ from inference.client import DaemonError, InferenceClient
 from inference.config import EngineConfig
 from inference.server.address import DaemonAddress
 from inference.server.app import Daemon
-from inference.server.served_model import ServeSettings, load_served_model
+from inference.server.model_loader import ServeSettings, load_served_model
 from tests.daemon.helpers import LONG_PREFIX, SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 
 SHORT = pb.CompleteRequest(prefix="def f():\n    return ", sampling=pb.SamplingParams(max_tokens=2))

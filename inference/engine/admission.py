@@ -1,4 +1,5 @@
-"""Finding KV blocks for a request when the pool is short, by preempting running requests.
+"""Admission and release of KV blocks: a waiting request's blocks, preempting running requests when
+the pool is short, and giving a stopped request's blocks back.
 
 When the KV pool runs dry (after evicting cached blocks), the lowest-priority, latest running request
 is preempted: its computed blocks go back to the cache and it waits to be readmitted, when it mostly
@@ -19,11 +20,11 @@ from inference.spec_decode.proposer import Proposer
 log = logging.getLogger(__name__)
 
 
-class Preemptor:
+class SequenceAdmission:
     """Allocates the blocks of requests being admitted, preempts running requests to make room, and
     releases the blocks of requests that stop running (keeping what they computed in the cache).
 
-    `admission_paused` is set by a preemption and cleared by the engine when a request finishes:
+    `paused` is set by a preemption and cleared by the engine when a request finishes:
     readmitting the preempted request before blocks are really returned would only preempt it again,
     step after step.
     """
@@ -33,7 +34,7 @@ class Preemptor:
         self.scheduler = scheduler
         self.proposers = proposers
         self.preemptions = 0
-        self.admission_paused = False
+        self.paused = False
 
     def allocate(self, seq: Sequence) -> int | ResourceExhaustedError | None:
         """Blocks for a waiting request: reused token count, None to wait, or the error to fail with.
@@ -68,7 +69,7 @@ class Preemptor:
         self.release_blocks(victim)
         self.scheduler.preempt(victim)
         self.preemptions += 1
-        self.admission_paused = True
+        self.paused = True
 
     def release_blocks(self, seq: Sequence) -> None:
         """Free a request's KV blocks (and its proposers' state), caching what it computed."""
