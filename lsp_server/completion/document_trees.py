@@ -73,7 +73,9 @@ class DocumentTrees:
         spec = language_spec(language)
         if spec is None or len(text) > MAX_PARSE_CHARS:
             return CursorContext(prefix, suffix, language)
-        return CursorContext(prefix, suffix, language, tree=self.tree(uri, spec, encode(text)))
+        context = CursorContext(prefix, suffix, language, tree=self.tree(uri, spec, encode(text)))
+        _ = context.syntax  # built here, in the caller's thread, not later on the event loop
+        return context
 
     def forget(self, uri: str) -> None:
         """Drops a closed document's tree."""
