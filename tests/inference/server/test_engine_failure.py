@@ -13,9 +13,9 @@ import pytest
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.client import InferenceClient
-from tests.daemon.helpers import LONG_PREFIX, LONG_TOKENS, RunningDaemon, start_daemon, wait_idle
 from tests.fixtures.failing_model import FailingModel
 from tests.fixtures.tiny_models import special_token_id
+from tests.inference.server.helpers import LONG_PREFIX, LONG_TOKENS, RunningDaemon, start_daemon, wait_idle
 
 # Every chat prompt holds it (the ChatML template opens each turn with it); completions never do.
 POISON = "<|im_start|>"

@@ -12,8 +12,8 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
 from inference.config import SamplingParams
 from inference.loading import load_model
-from tests.daemon.helpers import SMALL_POOL_BLOCKS, RunningDaemon, engine_reference, start_daemon
 from tests.fixtures.tiny_models import TOOL_CALL_TEMPLATE, make_tiny_checkpoint
+from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, engine_reference, start_daemon
 
 PREFIX = "import json\n\n\ndef load(path):\n    with open(path) as handle:\n        return "
 SUFFIX = "\n\n\ndef dump(value, path):\n    pass\n"

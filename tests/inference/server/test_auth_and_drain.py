@@ -14,7 +14,8 @@ from inference.config import EngineConfig
 from inference.server.address import DaemonAddress
 from inference.server.app import Daemon
 from inference.server.model_loader import ServeSettings, load_served_model
-from tests.daemon.helpers import LONG_PREFIX, SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
+from tests.fixtures.waiting import wait_until
+from tests.inference.server.helpers import LONG_PREFIX, SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 
 SHORT = pb.CompleteRequest(prefix="def f():\n    return ", sampling=pb.SamplingParams(max_tokens=2))
 
@@ -95,8 +96,7 @@ async def test_shutdown_drains_live_streams_with_a_clear_status(
             chunks.append(chunk)
 
     reader = asyncio.ensure_future(read())
-    while not chunks:
-        await asyncio.sleep(0.02)
+    await wait_until(lambda: chunks, 30, "the long stream's first chunk")
     stopped = await running.daemon.stop("SIGTERM")
     with pytest.raises(DaemonError) as caught:
         await reader

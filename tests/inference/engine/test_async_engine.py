@@ -12,7 +12,8 @@ from inference.engine.async_engine import AsyncEngine
 from inference.engine.errors import InvalidRequestError
 from inference.engine.sequence import FinishReason, Request, RequestOutput
 from inference.loading import LoadedModel
-from tests.inference.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all, tiny_model
+from tests.fixtures.waiting import wait_until
+from tests.inference.engine.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all, tiny_model
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -61,11 +62,8 @@ async def test_leaving_the_stream_aborts_and_frees_blocks(model: LoadedModel) ->
             if out.token_ids:
                 break
         await stream.aclose()  # what grpc.aio does when the client cancels
-        for _ in range(1000):  # the abort lands within a step; allow a loaded machine 10 s
-            if not engine.engine.has_work():
-                break
-            await asyncio.sleep(0.01)
-        assert not engine.engine.has_work()
+        # The abort lands within a step; a loaded machine gets 10 s.
+        await wait_until(lambda: not engine.engine.has_work(), 10, "the aborted request leaving the engine")
         engine.engine.check_invariants()
         assert engine.engine.kv.pool.num_free == engine.engine.kv.pool.num_blocks
         # Bad requests surface as exceptions from the stream; the engine keeps working.

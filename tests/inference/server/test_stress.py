@@ -18,7 +18,7 @@ from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.client import InferenceClient
 from inference.config import SamplingParams
 from inference.loading import load_model
-from tests.daemon.helpers import RunningDaemon, engine_reference, wait_idle
+from tests.inference.server.helpers import RunningDaemon, engine_reference, wait_idle
 
 CLIENTS = 16
 REQUESTS_PER_CLIENT = 2

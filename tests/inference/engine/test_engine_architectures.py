@@ -12,7 +12,7 @@ from inference.config import SamplingParams, SpecMode
 from inference.engine.sequence import Request
 from inference.loading import load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
-from tests.inference.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all
+from tests.inference.engine.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 

@@ -11,7 +11,7 @@ import pytest
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
 from inference.config import EngineConfig
-from tests.daemon.helpers import RunningDaemon, start_daemon
+from tests.inference.server.helpers import RunningDaemon, start_daemon
 
 GOOD = pb.CompleteRequest(prefix="def f():\n    return ", sampling=pb.SamplingParams(max_tokens=3))
 

@@ -9,7 +9,7 @@ import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
-from tests.daemon.helpers import LONG_PREFIX, RunningDaemon, start_daemon, wait_idle
+from tests.inference.server.helpers import LONG_PREFIX, RunningDaemon, start_daemon, wait_idle
 
 CONTEXT = 512  # the tiny model's
 DAEMON_LIMIT = 400  # above half the context, so the context's room and the daemon's limit differ

@@ -12,7 +12,7 @@ import pytest
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.client import DaemonError, InferenceClient
-from tests.daemon.helpers import RunningDaemon, wait_idle
+from tests.inference.server.helpers import RunningDaemon, wait_idle
 
 LONG = pb.SamplingParams(max_tokens=250)
 

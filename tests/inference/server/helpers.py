@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from inference.server.app import Daemon
 from inference.server.engine_backend import EngineBackend
 from inference.server.model_loader import ServeSettings, load_served_model
 from inference.server.served_model import ServedModel
+from tests.fixtures.waiting import wait_until
 
 SMALL_POOL_BLOCKS = 64
 # With the tiny fixture model, greedy completion after this prefix runs its full 250 tokens without a
@@ -74,14 +74,17 @@ async def start_daemon(
 
 async def wait_idle(running: RunningDaemon, timeout: float = 10.0) -> pb.Stats:
     """Stats once no request is live and no KV block is held; the engine's accounting is then checked."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        stats = await running.client.stats()
-        idle = stats.requests_active == 0 and stats.kv_blocks_used == 0 and stats.queue_depth == 0
-        if idle or asyncio.get_running_loop().time() > deadline:
-            break
-        await asyncio.sleep(0.05)
-    assert idle, f"the daemon did not become idle: {stats}"
+    last: list[pb.Stats] = []
+
+    async def idle() -> pb.Stats | None:
+        last[:] = [await running.client.stats()]
+        stats = last[0]
+        return stats if stats.requests_active == stats.kv_blocks_used == stats.queue_depth == 0 else None
+
+    try:
+        stats = await wait_until(idle, timeout, "the daemon becoming idle", interval_s=0.05)
+    except AssertionError as error:
+        raise AssertionError(f"{error}; last stats: {last[0] if last else None}") from None
     served = running.daemon.servicer.served
     assert served is not None
     backend = served.backend

@@ -16,7 +16,7 @@ from inference.layers.attention import AttentionMetadata, KVCache
 from inference.models.config import ModelConfig
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_models import TOKENIZER_VOCAB_SIZE, write_tokenizer
-from tests.inference.engine_helpers import run_all
+from tests.inference.engine.engine_helpers import run_all
 
 
 class ScriptedModel(nn.Module):

@@ -1,38 +1,15 @@
-"""Fixtures: a tiny checkpoint pair per session, and a real in-process daemon per test."""
+"""Fixtures: a real in-process daemon per test (the checkpoints come from tests/inference/conftest.py)."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from inference.config import EngineConfig
-from tests.daemon.helpers import RunningDaemon, start_daemon
 from tests.fixtures.scripted_model import make_scripted_checkpoint
-from tests.fixtures.tiny_models import make_tiny_checkpoint
-
-
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_checkpoint(tmp_path_factory.mktemp("models") / "tiny-base", "llama")
-
-
-@pytest.fixture(scope="session")
-def tiny_draft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_tiny_checkpoint(
-        tmp_path_factory.mktemp("models") / "tiny-draft", "llama", num_hidden_layers=1, seed=1
-    )
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    """A folder with a short path: unix socket paths are limited to about 107 bytes."""
-    folder = Path(tempfile.mkdtemp(prefix="cdd-", dir="/tmp"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+from tests.inference.server.helpers import RunningDaemon, start_daemon
 
 
 @pytest.fixture

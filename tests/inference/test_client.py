@@ -12,7 +12,7 @@ import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
-from tests.daemon.helpers import start_daemon
+from tests.inference.server.helpers import start_daemon
 
 SHORT = pb.CompleteRequest(prefix="import os\n", sampling=pb.SamplingParams(max_tokens=3))
 

@@ -11,7 +11,7 @@ from inference.engine.errors import InvalidRequestError, ResourceExhaustedError,
 from inference.engine.sequence import FinishReason, Request
 from inference.loading import LoadedModel
 from tests.fixtures.failing_model import FailingModel
-from tests.inference.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all, tiny_model
+from tests.inference.engine.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all, tiny_model
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 _ = one_torch_thread  # the fixture must be importable under its name in this module
