@@ -46,14 +46,14 @@ def run(args: argparse.Namespace) -> int:
     if not path.is_relative_to(workspace):
         raise CommandError(f"{position.path} is not inside the workspace {workspace}")
 
+    from indexer.positions import utf16_length
     from indexer.retrieval.base import RetrievalQuery
     from indexer.workspace import WorkspaceIndex
 
     with WorkspaceIndex(workspace, db_path=args.db) as index:
         index.refresh()
         relative = index.relative_path(path)
-        utf16_column = len(line_text[:column].encode("utf-16-le")) // 2
-        query = RetrievalQuery(relative, text, position.line - 1, utf16_column)
+        query = RetrievalQuery(relative, text, position.line - 1, utf16_length(line_text[:column]))
         snippets = index.retrieve(query, token_budget=args.tokens, time_budget_ms=1000)
     if args.json:
         print(

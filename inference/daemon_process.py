@@ -123,7 +123,9 @@ class DaemonProcess:
         if self.process.poll() is None:
             return None
         try:
-            lines = self.log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            with open(self.log_path, "rb") as log_file:  # appended to across runs: read its end only
+                log_file.seek(max(0, log_file.seek(0, os.SEEK_END) - 4096))
+                lines = log_file.read().decode("utf-8", "replace").strip().splitlines()
         except OSError:
             lines = []
         status = f"exit status {self.process.returncode}"

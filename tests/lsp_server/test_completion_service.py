@@ -12,6 +12,7 @@ from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.service import CompletionQuery, CompletionService
 from lsp_server.config import CompletionSettings
+from tests.fixtures.waiting import wait_until
 
 SETTINGS = CompletionSettings(debounce_ms=1, max_debounce_ms=2)
 
@@ -135,8 +136,7 @@ async def test_the_older_request_the_daemon_superseded_gives_that_reason() -> No
     daemon = ScriptedDaemon(["slow"], hang=True)
     service = CompletionService(lambda: SETTINGS, daemon.stream)
     older = asyncio.ensure_future(service.complete(query("x = |\n")))
-    while not daemon.requests:
-        await asyncio.sleep(0.001)
+    await wait_until(lambda: daemon.requests, 10, "the request reached the daemon", 0.001)
     newer = asyncio.ensure_future(service.complete(query("x = 1|\n")))
     outcome = await older
     assert outcome.text is None and outcome.reason == "superseded by a newer request"
@@ -149,8 +149,7 @@ async def test_cancel_request_reaches_the_stream() -> None:
     daemon = ScriptedDaemon(["slow"], hang=True)
     service = CompletionService(lambda: SETTINGS, daemon.stream)
     task = asyncio.ensure_future(service.complete(query("x = |\n")))
-    while not daemon.requests:
-        await asyncio.sleep(0.001)
+    await wait_until(lambda: daemon.requests, 10, "the request reached the daemon", 0.001)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
