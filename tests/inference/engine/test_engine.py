@@ -160,6 +160,7 @@ def test_full_pool_preempts_then_fails_only_what_cannot_fit(model: LoadedModel) 
     res["hog"].token_ids[:0] = early
     # The generation gave its blocks to the completion, recomputed later, and still decoded exactly.
     assert res["hog"].metrics.preemptions >= 1
+    assert engine.stats().preemptions == sum(r.metrics.preemptions for r in res.values())  # GetStats
     for name in ("hog", "small"):
         assert res[name].reason == FinishReason.LENGTH
         assert res[name].token_ids == solo[name].token_ids
