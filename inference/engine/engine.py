@@ -12,6 +12,8 @@ Public API (the daemon drives it through `AsyncEngine` in `async_engine.py`):
 * `step() -> list[RequestOutput]` — one round: take new requests and aborts, admit waiting requests
   (prefix cache lookup, block allocation), run each scheduled request's prefill chunk or decode
   round, and return one output per request that produced text or finished. Call it from one thread.
+* `fail_all(error)` — end every live request with `error` and free its blocks (what `step` does when
+  it raises something it did not expect).
 * `has_work()`, `stats()`, `check_invariants()`.
 
 When the KV pool runs dry (after evicting cached blocks), the lowest-priority, latest running request
@@ -162,6 +164,10 @@ class LLMEngine:
                 self.scheduler.remove(seq)
                 with self._lock:
                     self._live.pop(seq.request_id, None)
+        try:
+            self.check_invariants()
+        except AssertionError:  # serving on is still better than refusing every request
+            log.exception("KV accounting is off after the failure; restart the daemon if requests fail")
         return [seq.take_output() for seq in live]
 
     def _step(self) -> list[RequestOutput]:
