@@ -178,7 +178,7 @@ class CompletionService:
         self._sent[query.uri] = number
         streaming = time.monotonic()
         try:
-            text, figures, superseded = await self._stream_text(
+            text, figures, superseded, finishing = await self._stream_text(
                 request, context, settings.timeout_ms / 1000.0
             )
         except TimeoutError:
@@ -194,7 +194,15 @@ class CompletionService:
             return CompletionOutcome(
                 None, SUPERSEDED, False, _ms_since(started), daemon_ms, figures, snippets
             )
-        verdict = await asyncio.to_thread(postprocess, context, text)
+        postprocessing = asyncio.to_thread(postprocess, context, text)
+        if finishing is None:
+            verdict = await postprocessing
+        else:  # the daemon's last chunk arrives while the suggestion is post-processed
+            try:
+                verdict, (figures, finished) = await asyncio.gather(postprocessing, finishing)
+            finally:
+                finishing.cancel()
+            daemon_ms = max(daemon_ms, (finished - streaming) * 1000.0)
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
@@ -204,41 +212,30 @@ class CompletionService:
 
     async def _stream_text(
         self, request: pb.CompleteRequest, context: CursorContext, timeout_s: float
-    ) -> tuple[str, pb.RequestFigures | None, bool]:
-        """The streamed text, the daemon's figures, and whether the daemon stopped the request before
-        its suggestion was complete (a newer request of the document superseded it).
+    ) -> tuple[str, pb.RequestFigures | None, bool, asyncio.Task[_Final] | None]:
+        """The streamed text, the daemon's figures, whether the daemon stopped the request before its
+        suggestion was complete (a newer request of the document superseded it), and, when the
+        suggestion's block ended first, the task that reads the rest.
 
-        Once the suggestion's block has ended the daemon is asked to stop; its last chunk then still
-        brings the request's figures."""
+        A block that has ended is stopped in the daemon with a Cancel, so that its stream still ends
+        with the request's figures; the returned task waits for them (briefly) and closes the stream."""
         text = ""
-        kept: str | None = None  # the text when the block ended; what arrives after is dropped
-        figures: pb.RequestFigures | None = None
-        superseded = False
         stream = self._stream(request, timeout_s)
+        handed_over = False
         try:
-            while True:
-                next_chunk = anext(stream, None)
-                chunk = await (
-                    next_chunk if kept is None else asyncio.wait_for(next_chunk, FINAL_CHUNK_WAIT_S)
-                )
-                if chunk is None:
-                    break
-                if kept is None:
-                    text += chunk.text_delta
+            async for chunk in stream:
+                text += chunk.text_delta
                 if chunk.done:
-                    figures = chunk.figures
-                    superseded = kept is None and chunk.finish_reason == pb.FINISH_REASON_CANCELLED
+                    return text, chunk.figures, chunk.finish_reason == pb.FINISH_REASON_CANCELLED, None
+                if text.count("\n") >= 2 and stop_at_block_end(context, text) != text:
+                    if self._cancel is not None and await self._cancel(chunk.request_id):
+                        handed_over = True
+                        return text, None, False, asyncio.ensure_future(_final_figures(stream))
                     break
-                if kept is None and text.count("\n") >= 2 and stop_at_block_end(context, text) != text:
-                    kept = text
-                    if self._cancel is None or not await self._cancel(chunk.request_id):
-                        break
-        except TimeoutError:
-            if kept is None:
-                raise
         finally:
-            await stream.aclose()  # type: ignore[attr-defined]
-        return (text if kept is None else kept), figures, superseded
+            if not handed_over:
+                await stream.aclose()  # type: ignore[attr-defined]
+        return text, None, False, None
 
     async def _snippets_for(self, query: CompletionQuery, budget_tokens: int) -> list[Snippet]:
         """Retrieval results, kept while the cursor stays on one line so the prompt stays cache-stable."""
@@ -257,6 +254,26 @@ class CompletionService:
         snippets = list(found)
         self._snippets[query.uri] = (query.line, snippets)
         return snippets
+
+
+_Final = tuple[pb.RequestFigures | None, float]
+"""The figures of a stream's last chunk (None when it did not come in time), and when it came."""
+
+
+async def _final_figures(stream: AsyncIterator[pb.CompleteChunk]) -> _Final:
+    """Reads a stopped stream to its last chunk, for at most ``FINAL_CHUNK_WAIT_S``, then closes it."""
+    figures = None
+    try:
+        async with asyncio.timeout(FINAL_CHUNK_WAIT_S):
+            async for chunk in stream:
+                if chunk.done:
+                    figures = chunk.figures
+                    break
+    except (TimeoutError, ConnectionError, RequestRejected):
+        pass  # the suggestion is complete; only its figures are missing
+    finally:
+        await stream.aclose()  # type: ignore[attr-defined]
+    return figures, time.monotonic()
 
 
 def _valid_utf8(text: str) -> str:

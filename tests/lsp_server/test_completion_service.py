@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.service import CompletionQuery, CompletionService
+from lsp_server.completion.service import FINAL_CHUNK_WAIT_S, CompletionQuery, CompletionService
 from lsp_server.config import CompletionSettings
 from tests.fixtures.waiting import wait_until
 
@@ -22,9 +23,18 @@ class ScriptedDaemon:
     it was read. Like the daemon, a newer request of a session (or a Cancel) stops the older stream,
     which then ends with a final chunk: FINISH_REASON_CANCELLED and the figures."""
 
-    def __init__(self, deltas: list[str], hang: bool = False, error: Exception | None = None) -> None:
+    def __init__(
+        self,
+        deltas: list[str],
+        hang: bool = False,
+        error: Exception | None = None,
+        stall_after: int | None = None,
+    ) -> None:
+        """``hang``: each delta waits for ``release`` (or a stop); ``stall_after``: after that many
+        deltas the stream waits for ``release`` whatever happens (a daemon that stopped answering)."""
         self.deltas = deltas
         self.hang = hang
+        self.stall_after = stall_after
         self.error = error
         self.requests: list[pb.CompleteRequest] = []
         self.closed: list[bool] = []
@@ -58,6 +68,8 @@ class ScriptedDaemon:
             if self.error is not None:
                 raise self.error
             for delta in self.deltas:
+                if self.sent[index] == self.stall_after:
+                    await self.release.wait()
                 if self.hang:
                     await _first_of(self.release, stop)
                 if stop.is_set():
@@ -120,6 +132,17 @@ async def test_a_finished_block_is_cancelled_so_its_figures_still_arrive() -> No
     assert daemon.cancelled == ["r0"] and daemon.sent[0] == 4
     assert outcome.figures is not None
     assert (outcome.figures.prompt_tokens, outcome.figures.reused_tokens) == (40, 32)
+
+
+async def test_a_daemon_that_stops_answering_after_the_block_costs_the_figures_only() -> None:
+    deltas = ["x = 1\n", "    return x\n", "\n", "def g():\n", "    pass\n"]
+    daemon = ScriptedDaemon(deltas, stall_after=4)
+    service = CompletionService(lambda: SETTINGS, daemon.stream, cancel=daemon.cancel)
+    started = time.monotonic()
+    outcome = await service.complete(query("def f():\n    |\n"))
+    assert outcome.text == "x = 1\n    return x" and outcome.figures is None
+    assert time.monotonic() - started < FINAL_CHUNK_WAIT_S + 2.0
+    assert daemon.cancelled == ["r0"] and daemon.closed == [True]
 
 
 async def test_typing_through_a_suggestion_does_not_ask_again() -> None:
