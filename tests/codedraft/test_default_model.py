@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from codedraft.daemon import resolve_model_dirs
+from codedraft.errors import CommandError
 from inference import default_model as default_model_module
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.default_model import CHOICE_VARIABLE, default_model, packaged_gguf
 from inference.defaults import default_draft_model_dir, default_model_dir
-from codedraft.daemon import resolve_model_dirs
-from codedraft.errors import CommandError
 from tests.codedraft.test_daemon_and_complete import DaemonProcess
 from tests.fixtures.tiny_gguf import write_gguf
 
