@@ -9,8 +9,8 @@ import pytest
 
 from inference.gguf_files.metadata import GGUFFile
 from inference.gguf_files.tokenizer import gguf_tokenizer
-from tests.fixtures.tiny_gguf import write_sentencepiece_gguf
-from tests.fixtures.tiny_models import corpus_texts
+from tests.fixtures.tiny_gguf import write_gguf, write_sentencepiece_gguf
+from tests.fixtures.tiny_models import corpus_texts, make_tiny_checkpoint
 
 transformers = pytest.importorskip("transformers")
 
@@ -38,3 +38,18 @@ def test_sentencepiece_vocabulary_tokenizes_as_transformers_does(tmp_path: Path)
     assert ours.eos_token_ids == frozenset({2})
     assert ours.special_tokens == frozenset({"<s>", "</s>"})
     assert ours.encode("hi", add_bos=True)[0] == 1
+
+
+def test_the_named_pre_tokenizer_decides_how_digits_split(tmp_path: Path) -> None:
+    """llama.cpp's `smollm` (StarCoder-style) rules put every digit in a piece of its own; `gpt2`'s
+    keep runs of digits together, so merges like "00" apply."""
+    checkpoint = make_tiny_checkpoint(tmp_path / "ckpt")
+    tokens = {}
+    for pre in ("gpt2", "smollm"):
+        write_gguf(checkpoint, tmp_path / f"{pre}.gguf", pre=pre)
+        tokenizer = gguf_tokenizer(GGUFFile(tmp_path / f"{pre}.gguf"))
+        ids = tokenizer.encode("x = 100000")
+        assert tokenizer.decode(ids) == "x = 100000"
+        tokens[pre] = [tokenizer.id_to_token(i) for i in ids]
+    assert tokens["gpt2"] == ["x", "Ġ=", "Ġ100", "00", "0"]
+    assert tokens["smollm"] == ["x", "Ġ=", "Ġ", "1", "0", "0", "0", "0", "0"]
