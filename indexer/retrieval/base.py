@@ -114,4 +114,3 @@ class Retriever(Protocol):
     name: str
 
     def retrieve(self, context: RetrievalContext, limit: int) -> list[Snippet]: ...
-

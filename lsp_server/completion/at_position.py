@@ -19,6 +19,9 @@ async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position)
     outcome = await _suggest(ls, uri, position)
     if outcome.text is None:
         ls.status.update(suppressed=outcome.reason)
+    elif outcome.from_cache:
+        # typed through a suggestion the daemon computed: lastCompletion keeps describing that one
+        ls.status.update(suppressed=None)
     else:
         figures = outcome.figures
         ls.status.update(

@@ -37,7 +37,7 @@ def codedraft(
     )
 
 
-class DaemonProcess:
+class WatchedDaemon:
     """A `codedraft daemon` subprocess whose stdout lines are collected as they come."""
 
     def __init__(self, *args: str) -> None:
@@ -80,7 +80,7 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
     tiny_model_dir: Path, short_dir: Path, source_file: Path
 ) -> None:
     socket_path = short_dir / "run" / "d.sock"
-    daemon = DaemonProcess(
+    daemon = WatchedDaemon(
         "--model",
         str(tiny_model_dir),
         "--no-draft",

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 from lsprotocol import types
 
 from inference.client import InferenceClient
+from inference.daemon_process import codedraft_command
 from tests.e2e.lsp_harness import inline_params, open_document, running_lsp
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.waiting import wait_until
@@ -26,7 +26,7 @@ async def test_the_server_starts_a_daemon_when_none_answers(tmp_path: Path) -> N
     socket = private / "run" / "codedraft" / "daemon.sock"
     settings = {
         "daemon": {
-            "command": [sys.executable, "-m", "codedraft", "daemon", "--kv-cache-mb", "32"],
+            "command": codedraft_command("daemon", "--kv-cache-mb", "32"),
             "model": str(model),
             "device": "cpu",
         }

@@ -57,6 +57,9 @@ async def test_typing_through_the_suggestion_needs_no_model_call(
         assert [i.insert_text for i in second.items] == ["urn total"]
         after = await daemon_stats(scripted_daemon)
         assert after.get("requests_total") == before.get("requests_total")
+        # the status still describes the completion the daemon computed, not the cache hit
+        last = [s["lastCompletion"] for s in client.statuses if "lastCompletion" in s][-1]
+        assert last["promptTokens"] > 0 and last["daemonMs"] > 0
 
 
 async def test_deleting_asks_for_nothing(tmp_path: Path, scripted_daemon: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
-from inference.config import SamplingParams
+from inference.config import EngineConfig, SamplingParams
 from inference.loading import load_model
 from tests.fixtures.tiny_models import TOOL_CALL_TEMPLATE, make_tiny_checkpoint
 from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, engine_reference, start_daemon
@@ -64,6 +64,21 @@ async def test_a_repeated_prompt_reuses_its_cached_blocks(running: RunningDaemon
     assert stats.generated_tokens == cold.figures.generated_tokens + warm.figures.generated_tokens
     assert stats.kv_blocks_total == SMALL_POOL_BLOCKS and stats.kv_blocks_used == 0
     assert stats.requests_active == 0 and stats.queue_depth == 0
+
+
+async def test_stats_count_the_evictions_of_a_small_pool(tiny_model_dir: Path, short_dir: Path) -> None:
+    small = await start_daemon(tiny_model_dir, short_dir, engine_config=EngineConfig(num_kv_blocks=8))
+    try:
+        for i in range(4):  # about 3 blocks each: the fourth prompt needs blocks the first ones cache
+            prefix = "".join(f"def f{i}_{j}(x):\n    return x * {j}\n" for j in range(4))
+            request = pb.CompleteRequest(prefix=prefix, sampling=pb.SamplingParams(max_tokens=2))
+            await InferenceClient.collect(small.client.complete(request))
+        stats = await small.client.stats()
+        assert stats.kv_evictions > 0 and stats.preemptions == 0  # one request at a time: none preempted
+        assert stats.kv_blocks_total == 8 and stats.kv_blocks_used == 0
+    finally:
+        await small.client.close()
+        await small.daemon.stop()
 
 
 async def test_generate_from_a_raw_prompt_and_from_chat(running: RunningDaemon, tiny_model_dir: Path) -> None:
