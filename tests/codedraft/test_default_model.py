@@ -15,7 +15,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.default_model import CHOICE_VARIABLE, default_model, packaged_gguf
 from inference.defaults import default_draft_model_dir, default_model_dir
-from tests.codedraft.test_daemon_and_complete import DaemonProcess
+from tests.codedraft.test_daemon_and_complete import WatchedDaemon
 from tests.fixtures.tiny_gguf import write_gguf
 
 
@@ -66,7 +66,7 @@ def test_the_daemon_serves_a_gguf_file(tiny_model_dir: Path, tmp_path: Path, sho
     model = tmp_path / "tiny.gguf"
     write_gguf(tiny_model_dir, model)
     socket_path = short_dir / "d.sock"
-    daemon = DaemonProcess("--model", str(model), "--listen", f"unix:{socket_path}")
+    daemon = WatchedDaemon("--model", str(model), "--listen", f"unix:{socket_path}")
     try:
         daemon.wait_ready()
         listening = f"codedraft daemon listening on unix:{socket_path} (loading {model} on auto)"
@@ -92,7 +92,7 @@ def test_without_model_the_daemon_says_what_it_serves_and_why(
     short_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CHOICE_VARIABLE, "embedded")
-    daemon = DaemonProcess("--listen", f"unix:{short_dir}/d.sock", "--kv-cache-mb", "16")
+    daemon = WatchedDaemon("--listen", f"unix:{short_dir}/d.sock", "--kv-cache-mb", "16")
     try:
         daemon.wait_ready()
         assert daemon.lines[0] == (
