@@ -188,7 +188,7 @@ class OpenAIRemoteBackend:
 
     def stats(self) -> BackendStats:
         # The remote engine's KV pool is its own; only the requests in flight are known here.
-        return BackendStats(0, 0, 0, running=len(self._closers), waiting=0)
+        return BackendStats(0, 0, 0, running=len(self._closers), waiting=0, preemptions=0, kv_evictions=0)
 
     async def close(self) -> None:
         await self.endpoint.close()

@@ -19,12 +19,12 @@ from inference.backends.openai_remote import OpenAIRemoteBackend, PromptFormat
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError, display_url
 from inference.prompts.chat import ChatTemplate, ChatTemplateError
 from inference.prompts.fim import fim_template_for
-from inference.server.model_facts import ServedModel
-from inference.server.served_model import (
+from inference.server.model_loader import (
     DEFAULT_COMPLETION_TOKENS,
     DEFAULT_GENERATION_TOKENS,
     ModelLoadFailed,
 )
+from inference.server.served_model import ServedModel
 from inference.server.validation import RequestLimits
 from inference.tokenizer import Tokenizer
 
@@ -124,6 +124,7 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
         fim_template=fim.family,
         fim_spm=fim.supports_spm,
         has_chat_template=chat.source is not None,
+        supports_tools=chat.supports_tools,
         max_new_tokens=max_new,
         version=_installed_version(),
     )
