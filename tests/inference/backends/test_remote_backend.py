@@ -133,14 +133,17 @@ async def test_stopping_a_request_closes_the_engine_stream(
 async def test_engine_errors_map_to_grpc_statuses(
     faced: FacedDaemon, tiny_model_dir: Path, short_dir: Path
 ) -> None:
-    # The front daemon allows more new tokens than the engine: the engine's 400 comes back verbatim.
-    front = await start_remote_daemon(_settings(faced, tiny_model_dir, max_new_tokens=400), short_dir)
+    # A chat goes to the engine as its messages, which the engine fits to its context itself; JSON
+    # escapes every quote, so this one passes the front's 1 MiB gRPC limit but not the engine's 1 MiB
+    # body limit: the engine's 413 comes back as INVALID_ARGUMENT, naming it.
+    front = await start_remote_daemon(_settings(faced, tiny_model_dir), short_dir)
     try:
-        too_long = pb.CompleteRequest(prefix="x = ", sampling=pb.SamplingParams(max_tokens=300))
+        quotes = pb.ChatMessages(messages=[pb.ChatMessage(role="user", content='"' * 600_000)])
+        too_big = pb.GenerateRequest(chat=quotes, sampling=pb.SamplingParams(max_tokens=2))
         with pytest.raises(DaemonError) as raised:
-            await InferenceClient.collect(front.client.complete(too_long))
+            await InferenceClient.collect(front.client.generate(too_big))
         assert raised.value.code == grpc.StatusCode.INVALID_ARGUMENT
-        assert "HTTP 400" in raised.value.message and "this daemon allows at most 256" in raised.value.message
+        assert "HTTP 413" in raised.value.message
         await faced.face.stop()  # the engine goes away
         with pytest.raises(DaemonError) as raised:
             await InferenceClient.collect(front.client.complete(COMPLETION))
