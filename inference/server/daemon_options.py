@@ -7,6 +7,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from inference.daemon_process import TokenFileError, read_token_file
 from inference.server.address import AddressError, DaemonAddress, parse_address
 from inference.server.tls import ServerTls, TlsError, client_ssl_context
 
@@ -95,16 +96,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--tls-key", type=Path, default=None, help="PEM private key of --tls-cert")
 
 
-def _read_secret(path: Path, flag: str) -> str:
-    try:
-        value = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise OptionError(f"cannot read {flag} {path}: {error}") from None
-    if not value:
-        raise OptionError(f"{flag} {path} is empty")
-    return value
-
-
 def _remote(args: argparse.Namespace) -> RemoteBackendOptions | None:
     if args.backend is None:
         for flag in ("backend_model", "backend_tokenizer", "api_key_file", "backend_context"):
@@ -127,7 +118,12 @@ def _remote(args: argparse.Namespace) -> RemoteBackendOptions | None:
         )
     if args.backend_context is not None and args.backend_context < 2:
         raise OptionError(f"--backend-context must be at least 2, got {args.backend_context}")
-    key = _read_secret(args.api_key_file, "--api-key-file") if args.api_key_file is not None else None
+    key = None
+    if args.api_key_file is not None:
+        try:
+            key = read_token_file(args.api_key_file)
+        except TokenFileError as error:
+            raise OptionError(f"--api-key-file: {error}") from None
     return RemoteBackendOptions(
         url,
         args.backend_model,
