@@ -169,7 +169,7 @@ def _loader(
     remote_settings = RemoteSettings(
         base_url=remote.base_url,
         model=remote.model,
-        tokenizer_dir=remote.tokenizer_dir,
+        tokenizer_path=remote.tokenizer_path,
         api_key=remote.api_key,
         context_length=remote.context_length,
         prompt_format="tokens" if remote.prompt_format == "tokens" else "text",

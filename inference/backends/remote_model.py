@@ -2,8 +2,9 @@
 
 codedraft builds the prompt itself (FIM layout, snippets, the context budget), so it needs the served
 model's tokenizer: `--backend-tokenizer` names a Hugging Face folder with tokenizer.json (and
-tokenizer_config.json for the special tokens and chat template). Asking the engine to tokenize
-instead would cost a round trip per keystroke and is not part of the OpenAI API.
+tokenizer_config.json for the special tokens and chat template), or the GGUF file the engine serves.
+Asking the engine to tokenize instead would cost a round trip per keystroke and is not part of the
+OpenAI API.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.backends.openai_remote import OpenAIRemoteBackend, PromptFormat
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError, display_url
+from inference.loading import ModelLoadError
 from inference.prompts.chat import ChatTemplate, ChatTemplateError
 from inference.prompts.fim import fim_template_for
 from inference.server.model_loader import (
@@ -38,7 +40,7 @@ class RemoteSettings:
 
     base_url: str
     model: str
-    tokenizer_dir: Path
+    tokenizer_path: Path  # a Hugging Face folder or a GGUF file
     api_key: str | None = None
     context_length: int | None = None
     prompt_format: PromptFormat = "text"
@@ -90,16 +92,34 @@ def _installed_version() -> str:
         return "0+unknown"
 
 
+def load_tokenizer(path: Path) -> Tokenizer:
+    """The tokenizer in `path`: a GGUF file's own (as `--model` reads it), or a Hugging Face folder's."""
+    if path.is_file() or path.suffix.lower() == ".gguf":
+        from inference.gguf_files.metadata import GGUFFile
+        from inference.gguf_files.tokenizer import gguf_tokenizer
+
+        try:
+            return gguf_tokenizer(GGUFFile(path))
+        except ModelLoadError as error:
+            raise ModelLoadFailed(f"--backend-tokenizer: {error}") from None
+        except Exception as error:  # tokenizers raises untyped errors on a bad vocabulary
+            raise ModelLoadFailed(f"cannot build the tokenizer of {path}: {error}") from None
+    if not (path / "tokenizer.json").is_file():
+        raise ModelLoadFailed(f"--backend-tokenizer {path} has no tokenizer.json")
+    try:
+        return Tokenizer.from_dir(path)
+    except (OSError, ValueError) as error:
+        raise ModelLoadFailed(f"cannot load the tokenizer in {path}: {error}") from None
+
+
 def load_remote_model(settings: RemoteSettings) -> ServedModel:
     """Load the tokenizer, ask the engine about the model, and describe what is served."""
-    folder = settings.tokenizer_dir
-    if not (folder / "tokenizer.json").is_file():
-        raise ModelLoadFailed(f"--backend-tokenizer {folder} has no tokenizer.json")
+    tokenizer = load_tokenizer(settings.tokenizer_path)
     try:
-        tokenizer = Tokenizer.from_dir(folder)
         chat = ChatTemplate.from_tokenizer(tokenizer)
-    except (OSError, ValueError, ChatTemplateError) as error:
-        raise ModelLoadFailed(f"cannot load the tokenizer in {folder}: {error}") from None
+    except (ValueError, ChatTemplateError) as error:
+        folder = settings.tokenizer_path
+        raise ModelLoadFailed(f"cannot load the chat template of {folder}: {error}") from None
     fim = fim_template_for(tokenizer)
     reported = asyncio.run(probe_engine(settings))
     context = settings.context_length or reported or FALLBACK_CONTEXT

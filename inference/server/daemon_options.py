@@ -24,7 +24,7 @@ class RemoteBackendOptions:
 
     base_url: str
     model: str
-    tokenizer_dir: Path
+    tokenizer_path: Path
     api_key: str | None
     context_length: int | None
     prompt_format: str
@@ -56,8 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend-tokenizer",
         type=Path,
         default=None,
-        help="Hugging Face folder with the served model's tokenizer.json (needed with --backend: codedraft "
-        "builds the FIM prompt and fits the context itself)",
+        help="the served model's tokenizer: a Hugging Face folder with tokenizer.json, or its GGUF file "
+        "(needed with --backend: codedraft builds the FIM prompt and fits the context itself)",
     )
     group.add_argument(
         "--backend-context",
@@ -111,10 +111,12 @@ def _remote(args: argparse.Namespace) -> RemoteBackendOptions | None:
         raise OptionError(f"--backend URL must start with http:// or https://, got {url!r}")
     if not args.backend_model:
         raise OptionError("--backend needs --backend-model NAME (the model name the engine serves)")
-    if args.backend_tokenizer is None or not (args.backend_tokenizer / "tokenizer.json").is_file():
+    tokenizer = args.backend_tokenizer
+    if tokenizer is None or not (tokenizer.is_file() or (tokenizer / "tokenizer.json").is_file()):
         raise OptionError(
-            "--backend needs --backend-tokenizer DIR, a folder with the served model's tokenizer.json"
-            + (f" ({args.backend_tokenizer} has none)" if args.backend_tokenizer is not None else "")
+            "--backend needs --backend-tokenizer DIR|FILE.gguf, a folder with the served model's "
+            "tokenizer.json or its GGUF file"
+            + (f" ({tokenizer} is neither)" if tokenizer is not None else "")
         )
     if args.backend_context is not None and args.backend_context < 2:
         raise OptionError(f"--backend-context must be at least 2, got {args.backend_context}")

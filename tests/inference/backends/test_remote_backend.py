@@ -23,6 +23,7 @@ from inference.config import SamplingParams
 from inference.engine.sequence import Request
 from inference.server.model_loader import ModelLoadFailed
 from inference.tokenizer import Tokenizer
+from tests.fixtures.tiny_gguf import write_gguf
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon, start_remote_daemon
 from tests.inference.server.helpers import RunningDaemon, wait_idle
 
@@ -35,8 +36,8 @@ COMPLETION = pb.CompleteRequest(
 )
 
 
-def _settings(engine: FacedDaemon, tokenizer_dir: Path, **changes: object) -> RemoteSettings:
-    values: dict = {"base_url": engine.base_url, "model": "tiny-base", "tokenizer_dir": tokenizer_dir}
+def _settings(engine: FacedDaemon, tokenizer: Path, **changes: object) -> RemoteSettings:
+    values: dict = {"base_url": engine.base_url, "model": "tiny-base", "tokenizer_path": tokenizer}
     values.update(changes)
     return RemoteSettings(**values)
 
@@ -69,6 +70,42 @@ async def test_a_completion_through_the_remote_engine_equals_the_engines_own(
     assert second.figures.computed_tokens == second.figures.prompt_tokens - second.figures.reused_tokens
     assert info.model.name == "tiny-base" and info.device == f"remote:{faced.base_url}"
     assert info.fim_template == "codedraft" and info.model.context_length == 512
+
+
+async def test_the_tokenizer_may_come_from_the_engines_gguf_file(
+    faced: FacedDaemon, tiny_model_dir: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    # The file's tokenizer sends the same token ids the engine's own gives. (FIM detection differs: the
+    # tiny model's folder names its FIM layout in a config key that a GGUF file does not carry.)
+    gguf_file = tmp_path / "tiny-base.gguf"
+    write_gguf(tiny_model_dir, gguf_file)
+    front = await start_remote_daemon(_settings(faced, gguf_file, prompt_format="tokens"), short_dir)
+    request = pb.GenerateRequest(
+        prompt="def area(width, height):\n    ", sampling=pb.SamplingParams(max_tokens=8)
+    )
+    chat = pb.ChatMessages(messages=[pb.ChatMessage(role="user", content="Rename x to y in: x = 1")])
+    chat_request = pb.GenerateRequest(chat=chat, sampling=pb.SamplingParams(max_tokens=8))
+    try:
+        expected = await InferenceClient.collect(faced.client.generate(request))
+        got = await InferenceClient.collect(front.client.generate(request))
+        expected_chat = await InferenceClient.collect(faced.client.generate(chat_request))
+        got_chat = await InferenceClient.collect(front.client.generate(chat_request))
+    finally:
+        await _close(front)
+    assert got.text == expected.text != ""
+    assert got.figures.prompt_tokens == expected.figures.prompt_tokens
+    assert got_chat.text == expected_chat.text != ""
+
+
+async def test_a_tokenizer_that_is_neither_folder_nor_gguf_fails_the_start(
+    faced: FacedDaemon, short_dir: Path, tmp_path: Path
+) -> None:
+    not_gguf = tmp_path / "tokenizer.gguf"
+    not_gguf.write_text("not a GGUF file")
+    with pytest.raises(ModelLoadFailed, match="--backend-tokenizer: cannot read GGUF file"):
+        await start_remote_daemon(_settings(faced, not_gguf), short_dir)
+    with pytest.raises(ModelLoadFailed, match=r"has no tokenizer\.json"):
+        await start_remote_daemon(_settings(faced, tmp_path), short_dir)
 
 
 async def test_a_chat_generation_goes_to_chat_completions(
@@ -193,6 +230,6 @@ async def test_a_wrong_api_key_is_unauthenticated_and_never_logged(
 async def test_an_unreachable_engine_fails_the_start_with_its_address(
     tiny_model_dir: Path, short_dir: Path
 ) -> None:
-    settings = RemoteSettings(base_url="http://127.0.0.1:9/v1", model="m", tokenizer_dir=tiny_model_dir)
+    settings = RemoteSettings(base_url="http://127.0.0.1:9/v1", model="m", tokenizer_path=tiny_model_dir)
     with pytest.raises(ModelLoadFailed, match=r"cannot reach the engine at http://127\.0\.0\.1:9/v1"):
         await start_remote_daemon(settings, short_dir)
