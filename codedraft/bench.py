@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = "run a benchmark: engine, daemon, index, lsp or model (ARGS go to the benchmark; try NAME --help)"
+HELP = (
+    "run a benchmark: engine, daemon, index, lsp, model or versus-llamacpp "
+    "(ARGS go to the benchmark; try NAME --help)"
+)
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "engine": ("bench.engine", "KV reuse and speculative decoding, side by side"),
@@ -13,6 +16,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "index": ("bench.index", "index speed and retrieval latency and quality"),
     "lsp": ("bench.lsp", "language-server overhead and cancel latency"),
     "model": ("bench.model_eval", "the default model's evaluation"),
+    "versus-llamacpp": (
+        "bench.versus_llamacpp",
+        "codedraft against llama.cpp on one GGUF file, side by side",
+    ),
 }
 
 
