@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = "run a benchmark: engine, daemon, index, lsp, network or model (ARGS go to it; try NAME --help)"
+HELP = (
+    "run a benchmark: engine, daemon, index, lsp, network, model or versus-llamacpp "
+    "(ARGS go to the benchmark; try NAME --help)"
+)
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "engine": ("bench.engine", "KV reuse and speculative decoding, side by side"),
@@ -14,6 +17,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "lsp": ("bench.lsp", "language-server overhead and cancel latency"),
     "network": ("bench.network", "OpenAI face and remote-engine overhead over gRPC; a remote engine"),
     "model": ("bench.model_eval", "the default model's evaluation"),
+    "versus-llamacpp": (
+        "bench.versus_llamacpp",
+        "codedraft against llama.cpp on one GGUF file, side by side",
+    ),
 }
 
 

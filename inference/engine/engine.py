@@ -80,14 +80,18 @@ class LLMEngine:
         self.config = config
         self.tokenizer = tokenizer
         self.target = target
-        self.kv = KVCacheManager(target.num_blocks, config.block_size, config.enable_prefix_cache)
+        self.kv = KVCacheManager(
+            target.num_blocks, config.block_size, config.enable_prefix_cache, target.copy_block
+        )
         self.scheduler = Scheduler(config)
         self.proposers: dict[str, Proposer] = {
             "ngram": PromptLookupProposer(config.speculation.ngram_max, config.speculation.ngram_min)
         }
         self.draft_kv: KVCacheManager | None = None
         if draft is not None:
-            self.draft_kv = KVCacheManager(draft.num_blocks, config.block_size, config.enable_prefix_cache)
+            self.draft_kv = KVCacheManager(
+                draft.num_blocks, config.block_size, config.enable_prefix_cache, draft.copy_block
+            )
             self.proposers["draft"] = DraftModelProposer(draft, self.draft_kv, target.config.vocab_size)
         self.eos_ids = frozenset(tokenizer.eos_token_ids) | frozenset(target.config.eos_token_ids)
         self._make_decoder = make_decoder or (lambda: IncrementalDecoder(tokenizer))

@@ -60,6 +60,12 @@ class ModelRunner:
         self.num_blocks = num_blocks
         self.kv = KVCache.allocate(model.config, num_blocks, block_size, dtype, device)
 
+    def copy_block(self, source: int, destination: int) -> None:
+        """Copy one block's K and V, in every layer, to another block of the pool."""
+        with torch.inference_mode():
+            for cache in (*self.kv.k, *self.kv.v):
+                cache[:, destination].copy_(cache[:, source])  # (KvH, block_size, D)
+
     def forward(
         self,
         token_ids: Sequence[int],

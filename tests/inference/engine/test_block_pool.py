@@ -156,3 +156,39 @@ def test_disabled_caching_never_reuses() -> None:
     kv.free("a")
     kv.free("b")
     kv.check_invariants()
+
+
+def test_an_edit_keeps_the_table_consecutive_and_the_old_branch_cached() -> None:
+    copies: list[tuple[int, int]] = []
+    kv = KVCacheManager(num_blocks=8, block_size=4, copy_block=lambda src, dst: copies.append((src, dst)))
+    before = list(range(12))  # blocks 0, 1, 2
+    kv.allocate_sequence("a", before)
+    kv.commit("a", before, 12)
+    assert kv.block_table("a") == [0, 1, 2]
+    kv.free("a")
+    after = [*before[:6], 99, *before[7:]]  # an edit in block 1
+    assert kv.allocate_sequence("b", after) == 4
+    # Block 1 held the text before the edit: its content moved to block 3 (the front free block) and
+    # is still found by its hash; the edited sequence reads blocks 0, 1, 2 in place.
+    assert kv.block_table("b") == [0, 1, 2]
+    assert copies == [(1, 3), (2, 4)]
+    kv.check_invariants()
+    kv.free("b")
+    assert kv.allocate_sequence("c", [*before, 5]) == 12  # the old branch is whole again
+    assert kv.block_table("c") == [0, 3, 4, 5]
+    kv.check_invariants()
+
+
+def test_the_sequences_own_next_block_is_not_moved() -> None:
+    copies: list[tuple[int, int]] = []
+    kv = KVCacheManager(num_blocks=8, block_size=4, copy_block=lambda src, dst: copies.append((src, dst)))
+    prompt = list(range(8))
+    kv.allocate_sequence("a", prompt)
+    kv.commit("a", prompt, 8)
+    kv.free("a")
+    # The whole prompt is cached, but its last block is recomputed for the logits: block 1 holds that
+    # very text, so it stays cached where it is and the sequence gets another block.
+    assert kv.allocate_sequence("b", prompt) == 4
+    assert copies == []
+    assert kv.allocate_sequence("c", [*prompt, 99]) == 8
+    kv.check_invariants()
