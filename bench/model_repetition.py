@@ -129,9 +129,9 @@ def main(argv: list[str]) -> int:
     import json
 
     from bench.model_eval import _check_model_dir, _held_out_percent
-    from inference.training.corpus import collect_files, split_files, stdlib_root
-    from inference.training.infill_cases import function_line_cases, truncate_around
     from lsp_server.config import CompletionSettings
+    from training.corpus import collect_files, split_files, stdlib_root
+    from training.infill_cases import function_line_cases, truncate_around
 
     parser = argparse.ArgumentParser(
         prog="python -m bench.model_repetition", description=__doc__.split("\n")[0]

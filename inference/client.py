@@ -20,6 +20,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -28,6 +29,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.server.address import DaemonAddress, parse_address
+from inference.server.tls import client_root_certificates
 
 COMPLETE_TIMEOUT_S = 30.0
 GENERATE_TIMEOUT_S = 600.0
@@ -52,7 +54,18 @@ class DaemonError(Exception):
 
     @classmethod
     def from_rpc(cls, error: grpc.aio.AioRpcError) -> DaemonError:
-        return cls(error.code(), error.details() or "")
+        return cls(error.code(), explain_transport_failure(error.details() or ""))
+
+
+def explain_transport_failure(details: str) -> str:
+    """grpc's transport message, with what to do when it is a TLS mismatch."""
+    if "CERTIFICATE_VERIFY_FAILED" in details:
+        return f"{details} (the daemon's certificate is not signed by a CA you trust; check --tls-ca)"
+    if "Socket closed" in details or "Connection reset" in details:
+        return f"{details} (closed at once: if the daemon uses TLS, connect with --tls-ca or --tls)"
+    if "WRONG_VERSION_NUMBER" in details or "handshake" in details.lower():
+        return f"{details} (TLS handshake failed: does the daemon use TLS? it needs --tls-cert on its side)"
+    return details
 
 
 @dataclass
@@ -73,13 +86,30 @@ class InferenceClient:
     """An asyncio client of one daemon address. Create it inside the event loop that uses it."""
 
     def __init__(
-        self, address: str | DaemonAddress, token: str | None = None, *, wait_for_ready: bool = True
+        self,
+        address: str | DaemonAddress,
+        token: str | None = None,
+        *,
+        wait_for_ready: bool = True,
+        tls: bool = False,
+        tls_ca: str | Path | None = None,
     ) -> None:
-        """`wait_for_ready=False` makes calls fail at once (UNAVAILABLE) while no daemon listens."""
+        """`wait_for_ready=False` makes calls fail at once (UNAVAILABLE) while no daemon listens.
+
+        `tls` (implied by `tls_ca`) connects over TLS, trusting the PEM roots in `tls_ca` or, without
+        it, the system's store.
+        """
         self.address = parse_address(address) if isinstance(address, str) else address
         self._wait = wait_for_ready
+        self.last_transport_error = ""
         self._metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {token}"),) if token else ()
-        self._channel = grpc.aio.insecure_channel(self.address.grpc_target(), options=_CHANNEL_OPTIONS)
+        target = self.address.grpc_target()
+        if tls or tls_ca is not None:
+            roots = client_root_certificates(Path(tls_ca) if tls_ca is not None else None)
+            credentials = grpc.ssl_channel_credentials(root_certificates=roots)
+            self._channel = grpc.aio.secure_channel(target, credentials, options=_CHANNEL_OPTIONS)
+        else:
+            self._channel = grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS)
         self._stub = pb_grpc.InferenceStub(self._channel)
         self._health = health_pb2_grpc.HealthStub(self._channel)
 
@@ -100,6 +130,10 @@ class InferenceClient:
             )
         except grpc.aio.AioRpcError as error:
             if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                # Kept only when it names a cause (a TLS mismatch); "connection refused" says nothing new.
+                details = error.details() or ""
+                explained = explain_transport_failure(details)
+                self.last_transport_error = explained if explained != details else ""
                 return "UNREACHABLE"
             raise DaemonError.from_rpc(error) from None
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
@@ -113,9 +147,11 @@ class InferenceClient:
             if status == "SERVING":
                 return
             await asyncio.sleep(0.1)
+        why = self.last_transport_error if status == "UNREACHABLE" else ""
+        why = f": {why}" if why else ""
         raise DaemonError(
             grpc.StatusCode.UNAVAILABLE,
-            f"the daemon at {self.address} is not ready after {timeout:g} s ({status})",
+            f"the daemon at {self.address} is not ready after {timeout:g} s ({status}{why})",
         )
 
     async def _stream(self, call: Any) -> AsyncIterator[Any]:

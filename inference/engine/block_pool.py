@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from inference.engine.errors import ResourceExhaustedError
 
@@ -24,6 +24,9 @@ from inference.engine.errors import ResourceExhaustedError
 BlockHash = bytes
 
 ROOT_HASH: BlockHash = b""
+
+# Copies one block's K/V (all layers) to another block: (source id, destination id).
+CopyBlock = Callable[[int, int], None]
 
 
 def hash_block(parent: BlockHash, token_ids: Sequence[int]) -> BlockHash:
@@ -63,7 +66,9 @@ class BlockPool:
     queues blocks whose count reaches 0 for reuse, most recently used last.
     """
 
-    def __init__(self, num_blocks: int, enable_caching: bool = True) -> None:
+    def __init__(
+        self, num_blocks: int, enable_caching: bool = True, copy_block: CopyBlock | None = None
+    ) -> None:
         if num_blocks < 1:
             raise ValueError(f"num_blocks must be >= 1, got {num_blocks}")
         self.num_blocks = num_blocks
@@ -71,6 +76,7 @@ class BlockPool:
         self.blocks = [KVBlock(i) for i in range(num_blocks)]
         self._free: OrderedDict[int, None] = OrderedDict((i, None) for i in range(num_blocks))
         self._index: dict[BlockHash, int] = {}
+        self._copy_block = copy_block
         self.evictions = 0
 
     @property
@@ -92,15 +98,24 @@ class BlockPool:
         """The block holding the prefix that hashes to `block_hash`, if cached."""
         return self._index.get(block_hash) if self.enable_caching else None
 
-    def allocate(self, n: int) -> list[int]:
-        """Take `n` blocks with reference count 1, evicting the least valuable cached blocks."""
+    def allocate(self, n: int, after: int | None = None, keep: BlockHash | None = None) -> list[int]:
+        """Take `n` blocks with reference count 1, evicting the least valuable cached blocks.
+
+        With `after` (the last block of the sequence being extended) the block that follows it is
+        taken when it is free, and so on, so that a sequence's table stays a run of consecutive
+        blocks, which attention reads in place instead of gathering (see `_take_following`). `keep`
+        is the hash the sequence's own next block will have, when the caller knows it.
+        """
         if n > len(self._free):
             raise ResourceExhaustedError(
                 f"KV cache full: need {n} free blocks, {len(self._free)} of {self.num_blocks} available"
             )
         taken: list[int] = []
         for _ in range(n):
-            block_id, _ = self._free.popitem(last=False)
+            block_id = self._take_following(after, keep) if after is not None else None
+            if block_id is None:
+                block_id, _ = self._free.popitem(last=False)
+            after, keep = block_id, None
             block = self.blocks[block_id]
             if block.block_hash is not None:
                 del self._index[block.block_hash]
@@ -109,6 +124,39 @@ class BlockPool:
             block.ref_count = 1
             taken.append(block_id)
         return taken
+
+    def _take_following(self, after: int, keep: BlockHash | None) -> int | None:
+        """The free block after `after`, removed from the free queue, or None.
+
+        A cached block there continues `after`'s prefix differently from the sequence (a sibling
+        branch, typically the text as it was before the user's last keystroke): its content moves to
+        the block at the front of the free queue (copied by `copy_block`), so it stays cached. A
+        block cached under `keep` holds the sequence's own next block and is left where it is.
+        """
+        following = after + 1
+        if following not in self._free:
+            return None
+        cached = self.blocks[following].block_hash
+        if cached is not None:
+            if cached == keep or self._copy_block is None or len(self._free) < 2:
+                return None
+            self._move_cached(following)
+        del self._free[following]
+        return following
+
+    def _move_cached(self, source: int) -> None:
+        """Move an idle cached block's K/V and index entry to the front free block, evicting its content."""
+        assert self._copy_block is not None
+        target = next(block_id for block_id in self._free if block_id != source)
+        moved, spare = self.blocks[source], self.blocks[target]
+        if spare.block_hash is not None:
+            del self._index[spare.block_hash]
+            self.evictions += 1
+        self._copy_block(source, target)
+        assert moved.block_hash is not None
+        spare.block_hash, moved.block_hash = moved.block_hash, None
+        self._index[spare.block_hash] = target
+        self._free.move_to_end(target)
 
     def acquire(self, block_ids: Iterable[int]) -> None:
         """Add one reference to each block (blocks found by `lookup`, possibly unreferenced)."""

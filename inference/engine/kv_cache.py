@@ -17,20 +17,31 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from inference.engine.block_pool import ROOT_HASH, BlockHash, BlockPool, hash_block, hash_prefix_blocks
+from inference.engine.block_pool import (
+    ROOT_HASH,
+    BlockHash,
+    BlockPool,
+    CopyBlock,
+    hash_block,
+    hash_prefix_blocks,
+)
 from inference.engine.errors import ResourceExhaustedError
 
 
 class KVCacheManager:
     """Owns the block tables of all live sequences of one model."""
 
-    def __init__(self, num_blocks: int, block_size: int, enable_caching: bool = True) -> None:
+    def __init__(
+        self,
+        num_blocks: int,
+        block_size: int,
+        enable_caching: bool = True,
+        copy_block: CopyBlock | None = None,
+    ) -> None:
         self.block_size = block_size
-        self.pool = BlockPool(num_blocks, enable_caching)
+        self.pool = BlockPool(num_blocks, enable_caching, copy_block)
         self._tables: dict[str, list[int]] = {}
         self._hashes: dict[str, list[BlockHash]] = {}
-        self.queried_tokens = 0
-        self.hit_tokens = 0
 
     def blocks_for(self, num_tokens: int) -> int:
         """Blocks needed to hold `num_tokens` tokens."""
@@ -62,23 +73,32 @@ class KVCacheManager:
             parent = block_hash
         self.pool.acquire(hit_blocks)
         try:
-            new_blocks = self.pool.allocate(self.blocks_for(len(token_ids)) - len(hit_blocks))
+            new_blocks = self.pool.allocate(
+                self.blocks_for(len(token_ids)) - len(hit_blocks),
+                after=hit_blocks[-1] if hit_blocks else None,
+                keep=self._next_block_hash(token_ids, len(hit_blocks), parent),
+            )
         except ResourceExhaustedError:
             self.pool.release(reversed(hit_blocks))
             raise
         self._tables[seq_id] = hit_blocks + new_blocks
         self._hashes[seq_id] = hit_hashes
         reused = len(hit_blocks) * self.block_size
-        self.queried_tokens += len(token_ids)
-        self.hit_tokens += reused
         return reused
+
+    def _next_block_hash(self, token_ids: Sequence[int], index: int, parent: BlockHash) -> BlockHash | None:
+        """The hash block `index` will have once computed, if `token_ids` fill it."""
+        start = index * self.block_size
+        if start + self.block_size > len(token_ids):
+            return None
+        return hash_block(parent, token_ids[start : start + self.block_size])
 
     def ensure_capacity(self, seq_id: str, num_tokens: int) -> None:
         """Grow the block table to cover `num_tokens` tokens (raises ResourceExhaustedError if full)."""
         table = self._tables[seq_id]
         missing = self.blocks_for(num_tokens) - len(table)
         if missing > 0:
-            table.extend(self.pool.allocate(missing))
+            table.extend(self.pool.allocate(missing, after=table[-1] if table else None))
 
     def block_table(self, seq_id: str) -> list[int]:
         """The sequence's blocks in order (the live list: do not modify)."""

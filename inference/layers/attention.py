@@ -1,7 +1,9 @@
 """Paged KV layout and grouped-query attention over it.
 
-KV lives in a preallocated pool of fixed-size blocks per layer; a sequence owns an ordered list of
-blocks (its block table). A forward call writes its new tokens' K/V into their slots and then
+KV lives in a preallocated pool of fixed-size blocks per layer, head-major: each KV head's blocks are
+contiguous, so a run of consecutive blocks is one contiguous (S, D) matrix per head, which is the
+layout the attention kernels read fastest. A sequence owns an ordered list of blocks (its block
+table). A forward call writes its new tokens' K/V into their slots and then
 attends over the sequence's blocks in order (read in place when they are consecutive, gathered
 otherwise), so the result does not depend on which physical blocks hold the sequence, nor on how
 the sequence was split into calls.
@@ -56,7 +58,7 @@ class AttentionMetadata:
 
 @dataclass
 class KVCache:
-    """The preallocated pool: per layer, K and V of shape (num_blocks, block_size, n_kv_heads, head_dim)."""
+    """The preallocated pool: per layer, K and V of shape (n_kv_heads, num_blocks, block_size, head_dim)."""
 
     k: list[torch.Tensor]
     v: list[torch.Tensor]
@@ -71,7 +73,7 @@ class KVCache:
         device: torch.device | str,
     ) -> KVCache:
         """Zero-filled pool of `num_blocks` blocks of `block_size` tokens for every layer."""
-        shape = (num_blocks, block_size, config.num_kv_heads, config.head_dim)
+        shape = (config.num_kv_heads, num_blocks, block_size, config.head_dim)
         k = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.num_layers)]
         v = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.num_layers)]
         return cls(k=k, v=v)
@@ -85,37 +87,37 @@ class KVCache:
     @property
     def num_blocks(self) -> int:
         """Blocks in the pool."""
-        return self.k[0].shape[0]
+        return self.k[0].shape[1]
 
     @property
     def block_size(self) -> int:
         """Tokens per block."""
-        return self.k[0].shape[1]
+        return self.k[0].shape[2]
 
 
 def write_kv(
     k_cache: torch.Tensor, v_cache: torch.Tensor, k: torch.Tensor, v: torch.Tensor, slots: torch.Tensor
 ) -> None:
     """Store new K/V (T, KvH, D) into the pool at flat `slots`."""
-    kv_heads, head_dim = k_cache.shape[2], k_cache.shape[3]
-    k_cache.view(-1, kv_heads, head_dim).index_copy_(0, slots, k.to(k_cache.dtype))
-    v_cache.view(-1, kv_heads, head_dim).index_copy_(0, slots, v.to(v_cache.dtype))
+    kv_heads, head_dim = k_cache.shape[0], k_cache.shape[3]
+    k_cache.view(kv_heads, -1, head_dim).index_copy_(1, slots, k.transpose(0, 1).to(k_cache.dtype))
+    v_cache.view(kv_heads, -1, head_dim).index_copy_(1, slots, v.transpose(0, 1).to(v_cache.dtype))
 
 
 def gather_kv(
     cache: torch.Tensor, block_table: torch.Tensor, context_len: int, consecutive_from: int | None = None
 ) -> torch.Tensor:
-    """The sequence's first `context_len` K or V rows, in order: (S, KvH, D).
+    """The sequence's first `context_len` K or V rows of every head, in order: (KvH, S, D).
 
     With `consecutive_from` (the table is that block and the ones after it) the blocks are read in
-    place (a view); otherwise they are gathered (a copy).
+    place (a view, contiguous per head); otherwise they are gathered (a copy).
     """
     start = consecutive_from
     if start is not None:
-        blocks = cache[start : start + block_table.numel()]  # (n_blocks, block_size, KvH, D), a view
+        blocks = cache[:, start : start + block_table.numel()]  # (KvH, n_blocks, block_size, D), a view
     else:
-        blocks = cache.index_select(0, block_table)  # (n_blocks, block_size, KvH, D)
-    return blocks.flatten(0, 1)[:context_len]  # (S, KvH, D)
+        blocks = cache.index_select(1, block_table)  # (KvH, n_blocks, block_size, D)
+    return blocks.flatten(1, 2)[:, :context_len]  # (KvH, S, D)
 
 
 def causal_mask(
@@ -150,9 +152,9 @@ def paged_attention(
     num_new, num_heads, head_dim = q.shape
     k = gather_kv(k_cache, meta.block_table, meta.context_len, meta.consecutive_from).to(
         q.dtype
-    )  # (S, KvH, D)
+    )  # (KvH, S, D)
     v = gather_kv(v_cache, meta.block_table, meta.context_len, meta.consecutive_from).to(q.dtype)
-    kv_heads = k.shape[1]
+    kv_heads = k.shape[0]
     group = num_heads // kv_heads
     if num_new <= GROUPED_QUERY_MAX_TOKENS:
         # Query head h = kv * G + g (the checkpoints' GQA layout): the G heads sharing a KV head
@@ -164,22 +166,22 @@ def paged_attention(
             mask = mask.repeat(group, 1)  # (G*T, S): row g*T + t is query t of group member g
         out = F.scaled_dot_product_attention(
             q_grouped.unsqueeze(0),  # (1, KvH, G*T, D): 4-D inputs get SDPA's fused CPU kernel
-            k.transpose(0, 1).unsqueeze(0),  # (1, KvH, S, D)
-            v.transpose(0, 1).unsqueeze(0),
+            k.unsqueeze(0),  # (1, KvH, S, D)
+            v.unsqueeze(0),
             attn_mask=mask,
             scale=scale,
         ).squeeze(0)  # (KvH, G*T, D)
         out = out.view(kv_heads, group, num_new, head_dim).permute(2, 0, 1, 3)  # (T, KvH, G, D)
         return out.reshape(num_new, num_heads, head_dim)
     if group > 1:
-        k = k.repeat_interleave(group, dim=1)  # (S, H, D)
-        v = v.repeat_interleave(group, dim=1)
+        k = k.repeat_interleave(group, dim=0)  # (H, S, D)
+        v = v.repeat_interleave(group, dim=0)
     whole_sequence = num_new == meta.context_len and sliding_window is None
     mask = None if whole_sequence else causal_mask(num_new, meta.context_len, sliding_window, q.device)
     out = F.scaled_dot_product_attention(
         q.transpose(0, 1).unsqueeze(0),  # (1, H, T, D)
-        k.transpose(0, 1).unsqueeze(0),  # (1, H, S, D)
-        v.transpose(0, 1).unsqueeze(0),
+        k.unsqueeze(0),  # (1, H, S, D)
+        v.unsqueeze(0),
         attn_mask=mask,
         is_causal=whole_sequence,
         scale=scale,

@@ -23,6 +23,7 @@ from inference.server.address import DaemonAddress
 from inference.server.auth import TokenAuthInterceptor
 from inference.server.listen import ListenError, UnixSocketClaim, check_tcp_security
 from inference.server.servicer import SERVICE_NAME, InferenceServicer, ServedModel
+from inference.server.tls import ServerTls
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +69,10 @@ class Daemon:
         token: str | None = None,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         drain_seconds: float = DEFAULT_DRAIN_SECONDS,
+        tls: ServerTls | None = None,
     ) -> None:
         self.address = address
+        self.tls = tls
         self.token = token
         self.max_request_bytes = max_request_bytes
         self.drain_seconds = drain_seconds
@@ -80,7 +83,7 @@ class Daemon:
 
     async def start(self) -> DaemonAddress:
         """Bind and start serving health (NOT_SERVING); returns the bound address (TCP port resolved)."""
-        check_tcp_security(self.address, self.token)
+        check_tcp_security(self.address, self.token, self.tls is not None)
         interceptors = [TokenAuthInterceptor(self.token)] if self.token else []
         server = grpc.aio.server(
             interceptors=interceptors,
@@ -108,7 +111,10 @@ class Daemon:
                 raise ListenError(f"cannot listen on {self.address}: {error}") from None
         else:
             try:
-                port = server.add_insecure_port(self.address.grpc_target())
+                if self.tls is not None:
+                    port = server.add_secure_port(self.address.grpc_target(), self.tls.grpc_credentials())
+                else:
+                    port = server.add_insecure_port(self.address.grpc_target())
             except RuntimeError as error:
                 raise ListenError(f"cannot listen on {self.address}: {error} (is the port in use?)") from None
             bound = DaemonAddress(host=self.address.host, port=port)

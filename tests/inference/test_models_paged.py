@@ -76,7 +76,7 @@ def test_physical_blocks_do_not_matter(loaded: LoadedModel) -> None:
 
 
 def test_gather_reads_blocks_in_table_order() -> None:
-    cache = torch.arange(6 * 2 * 1 * 1, dtype=torch.float32).view(6, 2, 1, 1)  # block b holds 2b, 2b+1
+    cache = torch.arange(6 * 2, dtype=torch.float32).view(1, 6, 2, 1)  # block b holds 2b, 2b+1 (one head)
     for table in ([4, 1, 2], [1, 2, 3], [5]):
         meta = AttentionMetadata(torch.tensor([0]), torch.tensor(table), 2 * len(table) - 1, 2)
         assert meta.consecutive_from == (None if table == [4, 1, 2] else table[0])
@@ -138,7 +138,7 @@ def test_kv_cache_sizes() -> None:
     )
     kv = KVCache.allocate(config, num_blocks=5, block_size=16, dtype=torch.float32, device="cpu")
     assert len(kv.k) == len(kv.v) == 3
-    assert kv.k[0].shape == (5, 16, 1, 4)
+    assert kv.k[0].shape == (1, 5, 16, 4)
     assert (kv.num_blocks, kv.block_size) == (5, 16)
     per_block = KVCache.bytes_per_block(config, 16, torch.float32)
     assert per_block == 2 * 3 * 16 * 1 * 4 * 4

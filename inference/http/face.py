@@ -1,0 +1,258 @@
+"""The daemon's HTTP face: the OpenAI API and llama.cpp's ``/infill`` on aiohttp, over the servicer.
+
+Same rules as the gRPC listener: a bearer token on every call when the daemon has one, TLS when
+given a certificate, and no plain-text listener off loopback (the daemon checks before starting).
+A client that closes its connection cancels the handler (``handler_cancellation``), which stops the
+request in the engine exactly as a cancelled gRPC call does.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from inference.http.call_bridge import FaceCallError, run_call
+from inference.http.openai_replies import ReplyShape, finish_reason, infill_event
+from inference.http.openai_requests import (
+    FaceRequest,
+    FaceRequestError,
+    chat_request,
+    completions_request,
+    infill_request,
+)
+from inference.server.address import DaemonAddress
+from inference.server.listen import ListenError
+from inference.server.servicer import InferenceServicer
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def error_reply(status: int, message: str, kind: str) -> web.Response:
+    """OpenAI's error object, which llama.cpp's clients read too."""
+    body = {"error": {"message": message, "type": kind, "code": status}}
+    return web.json_response(body, status=status)
+
+
+def _token_check(token: str | None) -> Any:
+    expected = f"Bearer {token}".encode() if token else None
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if expected is not None:
+            given = request.headers.get("Authorization")
+            if given is None:
+                return error_reply(
+                    401,
+                    "this daemon needs a token: send 'Authorization: Bearer TOKEN'",
+                    "authentication_error",
+                )
+            if not hmac.compare_digest(given.encode(), expected):
+                return error_reply(401, "wrong token in the 'Authorization' header", "authentication_error")
+        return await handler(request)
+
+    return check
+
+
+async def _sse(response: web.StreamResponse, event: dict[str, Any] | str) -> None:
+    data = event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
+    await response.write(f"data: {data}\n\n".encode())
+
+
+class HttpFace:
+    """The aiohttp application and its listener on one TCP address."""
+
+    def __init__(
+        self,
+        servicer: InferenceServicer,
+        address: DaemonAddress,
+        token: str | None = None,
+        max_request_bytes: int = 4 * 1024 * 1024,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        if address.is_unix:
+            raise ListenError(f"--http needs tcp:HOST:PORT, got {address}")
+        self.servicer = servicer
+        self.address = address
+        self.ssl_context = ssl_context
+        self.app = web.Application(middlewares=[_token_check(token)], client_max_size=max_request_bytes)
+        self.app.add_routes(
+            [
+                web.get("/health", self.health),
+                web.get("/v1/models", self.models),
+                web.post("/v1/completions", self.completions),
+                web.post("/v1/chat/completions", self.chat_completions),
+                web.post("/infill", self.infill),
+                web.post("/v1/infill", self.infill),
+            ]
+        )
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> DaemonAddress:
+        """Listen; returns the bound address (port 0 resolved)."""
+        runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.address.host, self.address.port, ssl_context=self.ssl_context)
+        try:
+            await site.start()
+        except OSError as error:
+            await runner.cleanup()
+            raise ListenError(f"cannot listen on {self.address} for HTTP: {error}") from None
+        self._runner = runner
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        port = sockets[0].getsockname()[1] if sockets else self.address.port
+        self.address = DaemonAddress(host=self.address.host, port=port)
+        scheme = "https" if self.ssl_context is not None else "http"
+        log.info("OpenAI and /infill HTTP face on %s://%s", scheme, self.address.grpc_target())
+        return self.address
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    def _model_name(self) -> str:
+        served = self.servicer.served
+        return served.info.model.name if served is not None else ""
+
+    async def health(self, request: web.Request) -> web.Response:
+        if self.servicer.served is None:
+            return error_reply(503, "the model is still loading", "unavailable")
+        return web.json_response({"status": "ok"})
+
+    async def models(self, request: web.Request) -> web.Response:
+        served = self.servicer.served
+        data = []
+        if served is not None:
+            data.append(
+                {
+                    "id": served.info.model.name,
+                    "object": "model",
+                    "owned_by": "codedraft",
+                    "max_model_len": served.context_length,
+                }
+            )
+        return web.json_response({"object": "list", "data": data})
+
+    async def _body(self, request: web.Request) -> Any:
+        try:
+            return await request.json()
+        except (ValueError, UnicodeDecodeError) as error:
+            raise FaceRequestError(f"the body is not JSON: {error}") from None
+
+    def _detokenize(self, ids: Any) -> str:
+        served = self.servicer.served
+        if served is None:
+            raise FaceRequestError("the model is still loading; retry in a moment")
+        if max(ids) >= served.tokenizer.vocab_size or min(ids) < 0:
+            raise FaceRequestError(f"prompt token ids must be in [0, {served.tokenizer.vocab_size})")
+        return served.tokenizer.decode(ids)
+
+    async def completions(self, request: web.Request) -> web.StreamResponse:
+        try:
+            face = completions_request(await self._body(request), self._detokenize)
+        except FaceRequestError as error:
+            return error_reply(400, str(error), "invalid_request_error")
+        return await self._openai(request, face, chat=False)
+
+    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        try:
+            face = chat_request(await self._body(request))
+        except FaceRequestError as error:
+            return error_reply(400, str(error), "invalid_request_error")
+        return await self._openai(request, face, chat=True)
+
+    async def _openai(self, request: web.Request, face: FaceRequest, chat: bool) -> web.StreamResponse:
+        shape = ReplyShape(face.proto.request_id, face.model or self._model_name(), chat)
+        chunks = run_call(self.servicer, face.proto)
+        try:
+            try:
+                first = await anext(chunks)
+            except FaceCallError as error:
+                return error_reply(error.http_status, error.message, error.error_type)
+            if not face.stream:
+                return await self._whole(first, chunks, shape)
+            response = web.StreamResponse(
+                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+            )
+            await response.prepare(request)
+            chunk = first
+            try:
+                while True:
+                    await _sse(
+                        response, shape.stream_event(chunk.text_delta, finish_reason(chunk), chunk is first)
+                    )
+                    if chunk.done:
+                        if face.include_usage:
+                            await _sse(response, shape.usage_event(chunk.figures))
+                        break
+                    chunk = await anext(chunks)
+                await anext(chunks, None)  # the call's final status: raises when it failed
+            except FaceCallError as error:
+                await _sse(response, {"error": {"message": error.message, "type": error.error_type}})
+            await _sse(response, "[DONE]")
+            await response.write_eof()
+            return response
+        finally:
+            await chunks.aclose()
+
+    async def _whole(self, first: Any, chunks: AsyncIterator[Any], shape: ReplyShape) -> web.Response:
+        parts = [first.text_delta]
+        last = first
+        try:
+            while not last.done:
+                last = await anext(chunks)
+                parts.append(last.text_delta)
+            await anext(chunks, None)
+        except FaceCallError as error:
+            return error_reply(error.http_status, error.message, error.error_type)
+        return web.json_response(shape.whole("".join(parts), finish_reason(last), last.figures))
+
+    async def infill(self, request: web.Request) -> web.StreamResponse:
+        try:
+            face = infill_request(await self._body(request))
+        except FaceRequestError as error:
+            return error_reply(400, str(error), "invalid_request_error")
+        model = self._model_name()
+        chunks = run_call(self.servicer, face.proto)
+        try:
+            try:
+                first = await anext(chunks)
+            except FaceCallError as error:
+                return error_reply(error.http_status, error.message, error.error_type)
+            if not face.stream:
+                parts, last = [first.text_delta], first
+                try:
+                    while not last.done:
+                        last = await anext(chunks)
+                        parts.append(last.text_delta)
+                    await anext(chunks, None)
+                except FaceCallError as error:
+                    return error_reply(error.http_status, error.message, error.error_type)
+                return web.json_response(infill_event("".join(parts), model, last))
+            response = web.StreamResponse(
+                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+            )
+            await response.prepare(request)
+            chunk = first
+            try:
+                while True:
+                    await _sse(response, infill_event(chunk.text_delta, model, chunk if chunk.done else None))
+                    if chunk.done:
+                        break
+                    chunk = await anext(chunks)
+                await anext(chunks, None)
+            except FaceCallError as error:
+                await _sse(response, {"error": {"message": error.message, "type": error.error_type}})
+            await response.write_eof()
+            return response
+        finally:
+            await chunks.aclose()

@@ -1,0 +1,59 @@
+"""Fixtures shared by the inference tests that serve models: tiny and endless checkpoints, a short socket
+folder, and daemons with their HTTP face."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from inference.config import EngineConfig
+from tests.fixtures.scripted_model import make_scripted_checkpoint
+from tests.fixtures.tiny_models import make_tiny_checkpoint
+from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_checkpoint(tmp_path_factory.mktemp("models") / "tiny-base", "llama")
+
+
+@pytest.fixture(scope="session")
+def tiny_draft_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tiny_checkpoint(
+        tmp_path_factory.mktemp("models") / "tiny-draft", "llama", num_hidden_layers=1, seed=1
+    )
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A folder with a short path: unix socket paths are limited to about 107 bytes."""
+    folder = Path(tempfile.mkdtemp(prefix="cdd-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def endless_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model whose completion never ends by itself (8k context), for deadline tests."""
+    return make_scripted_checkpoint(tmp_path_factory.mktemp("models") / "endless", loop=True)
+
+
+@pytest.fixture
+async def faced(tiny_model_dir: Path, short_dir: Path) -> AsyncIterator[FacedDaemon]:
+    """A daemon on the tiny model with its HTTP face on a loopback port."""
+    daemon = await start_faced_daemon(tiny_model_dir, short_dir)
+    yield daemon
+    await daemon.close()
+
+
+@pytest.fixture
+async def endless_faced(endless_model_dir: Path, short_dir: Path) -> AsyncIterator[FacedDaemon]:
+    """A daemon on the endless model (6000 new tokens allowed) with its HTTP face."""
+    config = EngineConfig(num_kv_blocks=512, draft_num_kv_blocks=16)
+    daemon = await start_faced_daemon(endless_model_dir, short_dir, engine_config=config, max_new_tokens=6000)
+    yield daemon
+    await daemon.close()

@@ -1,0 +1,63 @@
+"""Helpers for the network tests: a daemon with its HTTP face, and a daemon in front of a remote engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from inference.backends.remote_model import RemoteSettings, load_remote_model
+from inference.client import InferenceClient
+from inference.config import EngineConfig
+from inference.http.face import HttpFace
+from inference.server.address import DaemonAddress
+from inference.server.app import Daemon
+from inference.server.model_loader import ServeSettings, load_served_model
+from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon
+
+
+@dataclass
+class FacedDaemon(RunningDaemon):
+    face: HttpFace
+    base_url: str
+
+    async def close(self) -> None:
+        await self.client.close()
+        await self.daemon.stop()
+        await self.face.stop()
+
+
+async def start_faced_daemon(
+    model_dir: Path,
+    socket_dir: Path,
+    *,
+    token: str | None = None,
+    engine_config: EngineConfig | None = None,
+    max_new_tokens: int = 256,
+    name: str = "d",
+) -> FacedDaemon:
+    """A real daemon on a unix socket serving the model, with the HTTP face on 127.0.0.1 (any port)."""
+    address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
+    daemon = Daemon(address, token=token, max_request_bytes=1024 * 1024)
+    await daemon.start()
+    face = HttpFace(daemon.servicer, DaemonAddress(host="127.0.0.1", port=0), token, daemon.max_request_bytes)
+    bound = await face.start()
+    settings = ServeSettings(model_dir, None, "cpu", max_new_tokens=max_new_tokens)
+    config = engine_config or EngineConfig(num_kv_blocks=SMALL_POOL_BLOCKS)
+    await daemon.serve_model(lambda: load_served_model(settings, config))
+    client = InferenceClient(address, token=token)
+    return FacedDaemon(daemon, client, address, face, f"http://127.0.0.1:{bound.port}/v1")
+
+
+async def start_remote_daemon(
+    settings: RemoteSettings, socket_dir: Path, *, name: str = "front"
+) -> RunningDaemon:
+    """A real daemon on a unix socket that serves from the remote engine `settings` names."""
+    address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
+    daemon = Daemon(address, max_request_bytes=1024 * 1024)
+    await daemon.start()
+    try:
+        await daemon.serve_model(lambda: load_remote_model(settings))
+    except BaseException:
+        await daemon.stop()
+        raise
+    return RunningDaemon(daemon, InferenceClient(address), address)
