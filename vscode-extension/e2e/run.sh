@@ -5,7 +5,7 @@
 # the .vsix there and runs e2e/drive.ts. The screenshot goes to images/screenshot.png.
 #
 # CODEDRAFT_E2E_SERVER chooses the language server:
-#   real     (default) the repository's `codedraft lsp` (.venv/bin/python -m lsp_server lsp,
+#   real     (default) the repository's `codedraft lsp` (.venv/bin/python -m codedraft lsp,
 #            or the JSON array in CODEDRAFT_E2E_SERVER_COMMAND), against the embedded model;
 #   fake     e2e/fakeServer.ts, canned answers over the same LSP contract (checks the harness);
 #   missing  a program that does not exist (checks the "could not start" path).
