@@ -10,6 +10,7 @@ import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.errors import EngineError, InvalidRequestError
+from inference.engine.healing import HealingConstraint
 from inference.engine.text_stream import TextStream
 from inference.spec_decode.controller import SpeculationController
 from inference.tokenizer import Tokenizer
@@ -36,6 +37,9 @@ class Request:
     kind: RequestKind = RequestKind.COMPLETION
     spec_mode: SpecMode = SpecMode.AUTO
     session_id: str | None = None
+    # Token healing: bytes removed from the prompt's end that the output must reproduce first (they
+    # are not streamed); see inference.engine.healing.
+    healing: bytes = b""
     # Tests only: attach the target logits row each emitted token was chosen from.
     capture_logits: bool = False
 
@@ -141,6 +145,7 @@ class Sequence:
         self.pending_tokens: list[int] = []
         self.pending_text: list[str] = []
         self.pending_logits: list[torch.Tensor] = []
+        self.healing: HealingConstraint | None = None
 
     @property
     def priority(self) -> int:
