@@ -102,6 +102,12 @@ class Tokenizer:
             return []
         return [start for _, (start, _end) in pre.pre_tokenize_str(text)]
 
+    def leading_special_ids(self) -> list[int]:
+        """Ids the tokenizer itself puts before every text (its post-processor's BOS, if any)."""
+        ids = list(self._tok.encode("a", add_special_tokens=True).ids)
+        plain = self.encode("a")
+        return ids[: ids.index(plain[0])] if plain and plain[0] in ids else []
+
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids of each text, like `encode` (no BOS), in one call."""
         return [list(e.ids) for e in self._tok.encode_batch(list(texts), add_special_tokens=False)]

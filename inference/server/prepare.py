@@ -8,17 +8,31 @@ is run in a worker thread because a long prompt takes a while to tokenize.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.prompts.chat import ChatTemplate
+from inference.prompts.healing import heal_prompt
+from inference.prompts.prefix_only import suffix_stop
 from inference.server import prompt_budget, validation
 from inference.server.model_facts import ServedModel
+from inference.tokenizer import Tokenizer
 
 # Tokens that end an assistant turn in common chat formats; Generate with chat stops on them.
 CHAT_END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
+
+
+def heal_fitted(
+    tokenizer: Tokenizer, fitted: prompt_budget.FittedPrompt, sampling: SamplingParams
+) -> prompt_budget.FittedPrompt:
+    """The fitted prompt backed off to a stable token boundary (token healing). The removed tokens
+    are generated again, so max_tokens grows by their count; the prompt shrank by as many, so the
+    request still fits the context."""
+    healed = heal_prompt(tokenizer, fitted.token_ids)
+    sampling.max_tokens += healed.removed_tokens
+    return replace(fitted, token_ids=healed.token_ids, healing=healed.removed)
 
 
 @dataclass
@@ -46,13 +60,16 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
     validation.check_complete(request)
     sampling, spec_mode, allow_cut = _settings(request, served.limits.default_completion_tokens, served)
     sampling.stop_token_ids = tuple(sorted(served.fim.stop_token_ids))
+    if served.fim.family == "prefix-only" and (stop := suffix_stop(request.suffix)) is not None:
+        sampling.stop = (*sampling.stop, stop)
+    heal = not request.HasField("token_healing") or request.token_healing
     # Client text never carries control tokens: special-token strings in code are escaped.
     escape = served.tokenizer.escape_special
     snippets = [((escape(s.path), escape(s.text)), s.score) for s in request.snippets]
     budget = prompt_budget.PromptBudget(served.context_length, sampling.max_tokens)
 
     def fit() -> prompt_budget.FittedPrompt:
-        return prompt_budget.fit_completion(
+        fitted = prompt_budget.fit_completion(
             served.tokenizer,
             served.fim,
             budget,
@@ -62,6 +79,7 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
             escape(request.path),
             allow_cut,
         )
+        return heal_fitted(served.tokenizer, fitted, sampling) if heal else fitted
 
     return PreparedRequest(RequestKind.COMPLETION, sampling, spec_mode, fit, pb.CompleteChunk)
 

@@ -37,6 +37,7 @@ class FittedPrompt:
     token_ids: list[int]
     truncated_tokens: int
     dropped_snippets: int = 0
+    healing: bytes = b""  # text token healing removed from the end; the output reproduces it first
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         dtype=str(target.dtype).removeprefix("torch."),
         fim_template=target.fim.family,
         fim_spm=target.fim.supports_spm,
+        prefix_only=target.fim.family == "prefix-only",
         has_chat_template=target.chat is not None and target.chat.source is not None,
         kv_block_size=config.block_size,
         kv_blocks_total=engine.stats().kv_blocks_total,
