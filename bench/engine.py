@@ -214,11 +214,13 @@ def make_engine(
 
 def load_pair(args: argparse.Namespace) -> tuple[LoadedModel, LoadedModel | None, str]:
     """The target and draft models (or tiny random ones) and a line saying which."""
-    if args.model.is_dir() and args.draft.is_dir():
+    if args.draft is None:  # the default pair's draft goes with the default target only
+        args.draft = default_draft_model_dir() if args.model == default_model_dir() else None
+    if args.draft is None and args.model.exists():
+        return load_model(args.model, args.device), None, f"{args.model} (no draft model)"
+    if args.model.is_dir() and args.draft is not None and args.draft.is_dir():
         note = f"{args.model} + draft {args.draft}"
         return load_model(args.model, args.device), load_model(args.draft, args.device), note
-    if args.model.exists() and args.model != default_model_dir():
-        return load_model(args.model, args.device), None, f"{args.model} (no draft model)"
     try:
         from tests.fixtures.tiny_models import make_tiny_checkpoint  # needs a checkout and transformers
     except ImportError as exc:
@@ -236,7 +238,9 @@ def main(argv: list[str]) -> int:
     """Run the benchmarks named by argv (see --help); returns the exit code."""
     parser = argparse.ArgumentParser(prog="codedraft bench engine", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=default_model_dir(), help="target model directory")
-    parser.add_argument("--draft", type=Path, default=default_draft_model_dir(), help="draft model directory")
+    parser.add_argument(
+        "--draft", type=Path, default=None, help="draft model directory (default: the default pair's draft)"
+    )
     parser.add_argument("--device", default="cpu", help="auto|cpu|cuda")
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     typed = REPO_ROOT / "inference" / "engine" / "engine.py"

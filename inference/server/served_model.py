@@ -12,6 +12,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import EngineConfig
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
+from inference.prompts.vocabulary import vocabulary_index
 from inference.server.engine_backend import EngineBackend
 from inference.server.model_facts import ServedModel
 from inference.server.validation import RequestLimits
@@ -102,6 +103,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     if draft is not None:
         info.draft_model.CopyFrom(describe(draft))
     torch.set_grad_enabled(False)
+    vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
     return ServedModel(
         backend=EngineBackend(engine),
         tokenizer=target.tokenizer,
