@@ -15,6 +15,9 @@ from inference.engine.engine import LLMEngine
 from inference.engine.sequence import Request
 from inference.loading import load_model
 from inference.prompts.healing import heal_prompt
+from lsp_server.config import DaemonSettings
+from lsp_server.daemon import PREFIX_ONLY_MESSAGE, DaemonSupervisor
+from lsp_server.status import StatusReporter
 from tests.daemon.helpers import SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.tiny_models import make_tiny_checkpoint, train_tokenizer_json
@@ -136,3 +139,20 @@ async def test_a_prefix_only_model_stops_where_it_runs_into_the_suffix(
     finally:
         await running.client.close()
         await running.daemon.stop()
+
+
+async def test_the_editor_status_says_the_model_is_prefix_only(
+    prefix_only_dir: Path, short_dir: Path
+) -> None:
+    running = await _serve(prefix_only_dir, short_dir)
+    sent: list[dict[str, object]] = []
+    reporter = StatusReporter(lambda _method, params: sent.append(params), lambda _text: None)
+    supervisor = DaemonSupervisor(lambda: DaemonSettings(address=str(running.address)), reporter)
+    try:
+        await supervisor.client()
+    finally:
+        await supervisor.close()
+        await running.client.close()
+        await running.daemon.stop()
+    assert sent[-1]["state"] == "ready" and sent[-1]["prefixOnly"] is True
+    assert sent[-1]["message"] == PREFIX_ONLY_MESSAGE and "code above the cursor" in PREFIX_ONLY_MESSAGE
