@@ -22,6 +22,7 @@ import asyncio
 import json
 import random
 import re
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +152,13 @@ async def _score(
             valid[name] += guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
             if name == "healing":
                 by_kind.setdefault(case.kind, []).append(int(hit))
+        if (index + 1) % 10 == 0:
+            print(
+                f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing {exact['healing']}, "
+                f"without {exact['no_healing']}",
+                file=sys.stderr,
+                flush=True,
+            )
     n = len(cases)
     rate = lambda hits: round(hits / n, 4) if n else float("nan")  # noqa: E731
     return {
