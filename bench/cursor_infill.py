@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsp_server.subcommands.errors import CommandError
+from codedraft.errors import CommandError
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 _HELD_OUT_PERCENT = 3
@@ -50,7 +50,7 @@ class CursorCase:
 
 def cursor_cases(files: list[Any], count: int, seed: int) -> list[CursorCase]:
     """Cases on random function-body lines, the cursor placed as described in the module docstring."""
-    from inference.training.infill_cases import function_line_cases
+    from training.infill_cases import function_line_cases
 
     rng = random.Random(seed)
     cases = []
@@ -80,7 +80,7 @@ def cursor_cases(files: list[Any], count: int, seed: int) -> list[CursorCase]:
 
 
 def _corpus_root(name: str) -> Path:
-    from inference.training.corpus import stdlib_root
+    from training.corpus import stdlib_root
 
     if name == "stdlib":
         return stdlib_root()
@@ -94,7 +94,7 @@ async def _complete(served: Any, request: Any, request_id: str) -> tuple[str, An
     from inference.server.prepare import prepare_complete
 
     prepared = prepare_complete(request, served)
-    fitted = prepared.fit()
+    fitted, _ = prepared.fit()
     engine_request = Request(
         request_id,
         prompt_token_ids=fitted.token_ids,
@@ -114,7 +114,7 @@ async def _score(
     served: Any, cases: list[CursorCase], args: argparse.Namespace, corpus: str
 ) -> dict[str, Any]:
     from inference.api.codedraft.v1 import inference_pb2 as pb
-    from inference.training.infill_cases import parses_cleanly, truncate_around
+    from training.infill_cases import parses_cleanly, truncate_around
 
     tokenizer = served.tokenizer
     exact = {"healing": 0, "no_healing": 0, "empty": 0, "above": 0}
@@ -197,9 +197,12 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from inference.config import EngineConfig
-    from inference.server.served_model import ModelLoadFailed, ServeSettings, load_served_model
-    from inference.training.corpus import collect_files, split_files
+    from inference.server.model_loader import ModelLoadFailed, ServeSettings, load_served_model
 
+    try:  # the training package comes with a source checkout
+        from training.corpus import collect_files, split_files
+    except ImportError as exc:
+        raise CommandError(f"bench model runs from a source checkout: {exc}") from exc
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
     unknown = sorted(set(corpora) - set(CORPORA))
     if unknown:

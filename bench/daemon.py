@@ -18,12 +18,8 @@ import asyncio
 import contextlib
 import os
 import random
-import shutil
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +27,7 @@ from pathlib import Path
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
+from inference.daemon_process import PrivateDaemon
 from inference.defaults import REPO_ROOT, default_model_dir
 from inference.server.address import DaemonAddress
 
@@ -105,7 +102,7 @@ class InProcessEngine:
 
     def __init__(self, model: Path, kv_cache_mb: int) -> None:
         from inference.config import EngineConfig
-        from inference.server.served_model import ServeSettings, load_served_model
+        from inference.server.model_loader import ServeSettings, load_served_model
 
         self.served = load_served_model(
             ServeSettings(model, None, "cpu"), EngineConfig(kv_cache_mb=kv_cache_mb)
@@ -139,20 +136,15 @@ class InProcessEngine:
 
 
 @contextlib.contextmanager
-def daemon_process(model: Path, kv_cache_mb: int, threads: int | None) -> Iterator[DaemonAddress]:
-    folder = Path(tempfile.mkdtemp(prefix="codedraft-bench-"))
-    address = DaemonAddress(unix_path=folder / "daemon.sock")
-    argv = [sys.executable, "-m", "lsp_server.cli", "--log-level", "warning", "daemon", "--model", str(model)]
-    argv += ["--no-draft", "--device", "cpu", "--listen", str(address), "--kv-cache-mb", str(kv_cache_mb)]
-    if threads is not None:
-        argv += ["--threads", str(threads)]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+def daemon_process(model: Path, kv_cache_mb: int, threads: int | None) -> Iterator[PrivateDaemon]:
+    """A ``codedraft daemon`` on ``model`` (CPU, no draft) on a private socket, stopped on leaving."""
+    daemon = PrivateDaemon(
+        model, prefix="codedraft-bench-", device="cpu", kv_cache_mb=kv_cache_mb, threads=threads
+    )
     try:
-        yield address
+        yield daemon
     finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
-        shutil.rmtree(folder, ignore_errors=True)
+        daemon.stop(timeout_s=60)
 
 
 def _row(label: str, timings: list[Timing], wall: float) -> str:
@@ -201,13 +193,14 @@ def main(argv: list[str]) -> int:
         torch.set_num_threads(args.threads)
     threads = torch.get_num_threads()
     local_engine = InProcessEngine(args.model, args.kv_cache_mb)
-    with daemon_process(args.model, args.kv_cache_mb, args.threads) as address:
+    with daemon_process(args.model, args.kv_cache_mb, args.threads) as daemon:
+        address = daemon.address
 
         async def measure() -> tuple[
             list[Timing], list[Timing], list[tuple[int, list[Timing], float]], pb.ModelInfo
         ]:
             async with InferenceClient(address) as client:
-                await client.wait_ready(timeout=300)
+                await daemon.wait_ready(client)
                 info = await client.model_info()
                 # Alternate the two paths request by request so both see the same machine noise.
                 local, remote = [], []

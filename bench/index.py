@@ -24,8 +24,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from indexer.positions import cursor_offset
 from indexer.records import unpack_tags
-from indexer.retrieval.base import RetrievalContext, RetrievalQuery, Snippet, cursor_offset
+from indexer.retrieval.base import RetrievalContext, RetrievalQuery, Snippet
 from indexer.retrieval.definitions import DefinitionsRetriever
 from indexer.skipping import ALWAYS_EXCLUDED_DIRECTORIES
 from indexer.workspace import WorkspaceIndex

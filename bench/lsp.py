@@ -28,6 +28,7 @@ from pygls.lsp.client import LanguageClient
 
 from bench.daemon import daemon_process
 from inference.client import InferenceClient
+from inference.daemon_process import codedraft_command
 from inference.defaults import REPO_ROOT, default_model_dir
 
 
@@ -125,23 +126,16 @@ async def _run(args: argparse.Namespace) -> int:
     text = source.read_text(encoding="utf-8")
     with (
         tempfile.TemporaryDirectory(prefix="codedraft-bench-lsp-") as tmp,
-        daemon_process(Path(args.model), 256, 1) as address,
+        daemon_process(Path(args.model), 256, 1) as process,
     ):
+        address = process.address
         async with InferenceClient(address) as daemon:
-            await daemon.wait_ready(timeout=300)
+            await process.wait_ready(daemon)
             info = await daemon.model_info()
             client = _BenchClient()
             env = {**os.environ, "XDG_CACHE_HOME": f"{tmp}/cache"}
             await client.start_io(
-                sys.executable,
-                "-m",
-                "lsp_server",
-                "--log-level",
-                "warning",
-                "lsp",
-                "--daemon",
-                str(address),
-                env=env,
+                *codedraft_command("--log-level", "warning", "lsp", "--daemon", str(address)), env=env
             )
             settings = {"completion": {"debounceMs": 1, "maxDebounceMs": 1, "maxTokens": args.max_tokens}}
             await client.initialize_async(

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsp_server.subcommands.errors import CommandError
+from codedraft.errors import CommandError
 
 _SPECULATION_K = 4
 
@@ -67,11 +67,16 @@ def _rate(hits: int, total: int) -> float:
 
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     """All figures of one run, as a JSON-ready dict."""
-    from inference.training.corpus import collect_files, split_files, stdlib_root
-    from inference.training.examples import plain_rows
-    from inference.training.fim_format import fim_prompt
-    from inference.training.greedy import TransformersModel, tokens_per_target_pass
-    from inference.training.infill_cases import function_line_cases, parses_cleanly, truncate_around
+    from inference.prompts.fim import fim_template_for
+    from inference.tokenizer import Tokenizer
+
+    try:  # the training package and transformers come with a source checkout and the dev extra
+        from training.corpus import collect_files, split_files, stdlib_root
+        from training.examples import plain_rows
+        from training.greedy import TransformersModel, tokens_per_target_pass
+        from training.infill_cases import function_line_cases, parses_cleanly, truncate_around
+    except ImportError as exc:
+        raise CommandError(f"bench model runs from a source checkout with the dev extra: {exc}") from exc
 
     started = time.monotonic()
     root = args.corpus_root or stdlib_root()
@@ -79,6 +84,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     if not held:
         raise CommandError(f"--corpus-root {root}: no held-out Python files")
     target = TransformersModel(args.target)
+    template = fim_template_for(Tokenizer.from_dir(args.target))  # the prompts the engine would build
     draft = TransformersModel(args.draft) if args.draft else None
     rows = plain_rows(held, target.tokenizer, target.context, args.ppl_rows)
     figures: dict[str, Any] = {"target": str(args.target), "held_out_files": len(held)}
@@ -99,7 +105,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
         prefix, suffix = truncate_around(case.prefix, case.suffix, lambda s: len(target.encode(s)), budget)
         baseline_before = parses_cleanly(case.file_text)
         for order in ("spm", "psm"):
-            prompt = fim_prompt(prefix, suffix, spm=order == "spm", path=case.path)
+            prompt = template.build(prefix, suffix, path=case.path, spm=order == "spm")
             ids = target.complete_line(prompt, args.max_new_tokens)
             line = target.decode(ids).split("\n", 1)[0]
             exact[order] += line.rstrip() == case.middle.rstrip()

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.gitignore import IgnoreRule, is_ignored, read_rules
+from indexer.gitignore import IgnoreRules, is_ignored, read_rules
 from indexer.languages import language_name_for_path
 
 ALWAYS_EXCLUDED_DIRECTORIES = frozenset(
@@ -81,7 +81,7 @@ def walk_workspace(root: Path, policy: SkipPolicy) -> WalkResult:
 def _walk(
     directory: Path,
     relative: str,
-    rule_sets: list[tuple[str, list[IgnoreRule]]],
+    rule_sets: list[tuple[str, IgnoreRules]],
     policy: SkipPolicy,
     result: WalkResult,
 ) -> None:
@@ -118,7 +118,7 @@ def path_skip_reason(root: Path, relative_path: str, policy: SkipPolicy) -> str 
     path = root / relative_path
     if not path.is_file():
         return "missing"
-    rule_sets: list[tuple[str, list[IgnoreRule]]] = []
+    rule_sets: list[tuple[str, IgnoreRules]] = []
     parts = relative_path.split("/")
     for depth in range(len(parts)):
         directory = "/".join(parts[:depth])
@@ -142,7 +142,7 @@ def path_skip_reason(root: Path, relative_path: str, policy: SkipPolicy) -> str 
 
 
 def _directory_skip_reason(
-    entry: os.DirEntry[str], path: str, rule_sets: list[tuple[str, list[IgnoreRule]]], policy: SkipPolicy
+    entry: os.DirEntry[str], path: str, rule_sets: list[tuple[str, IgnoreRules]], policy: SkipPolicy
 ) -> str | None:
     if entry.name in policy.excluded_directories:
         return "excluded directory"
@@ -154,7 +154,7 @@ def _directory_skip_reason(
 
 
 def _file_skip_reason(
-    entry: os.DirEntry[str], path: str, rule_sets: list[tuple[str, list[IgnoreRule]]], policy: SkipPolicy
+    entry: os.DirEntry[str], path: str, rule_sets: list[tuple[str, IgnoreRules]], policy: SkipPolicy
 ) -> str | None:
     if is_ignored(rule_sets, path, is_directory=False):
         return "gitignored"

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from indexer.parse_pool import default_workers
+from indexer.positions import cursor_offset as offset_of
 from indexer.refresh import ProgressCallback, RefreshReport, refresh_paths, refresh_workspace
 from indexer.retrieval.base import (
     CancelToken,
@@ -20,7 +21,6 @@ from indexer.retrieval.base import (
     Retriever,
     Snippet,
 )
-from indexer.retrieval.base import cursor_offset as offset_of
 from indexer.retrieval.bm25 import Bm25Retriever
 from indexer.retrieval.definitions import DefinitionsRetriever
 from indexer.retrieval.fusion import deadline_after, run_retrievers

@@ -109,7 +109,6 @@ class EngineConfig:
     max_waiting: int = 64
     max_step_tokens: int = 2048
     prefill_chunk: int = 1024
-    supersede_completions: bool = True
     speculation: SpeculationConfig = field(default_factory=SpeculationConfig)
 
     def validate(self) -> None:

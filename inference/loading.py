@@ -116,7 +116,7 @@ def estimate_weight_bytes(files: list[Path], dtype: torch.dtype) -> int:
     return total
 
 
-def _load_weights(model: CausalLM, files: list[Path], device: torch.device, dtype: torch.dtype) -> None:
+def _read_safetensors(files: list[Path], device: torch.device, dtype: torch.dtype) -> dict[str, torch.Tensor]:
     state: dict[str, torch.Tensor] = {}
     for file in files:
         with safe_open(str(file), framework="pt", device="cpu") as handle:
@@ -125,6 +125,25 @@ def _load_weights(model: CausalLM, files: list[Path], device: torch.device, dtyp
                 state[name] = tensor.to(
                     device=device, dtype=dtype if tensor.is_floating_point() else tensor.dtype
                 )
+    return state
+
+
+def build_model(
+    config: ModelConfig,
+    state: dict[str, torch.Tensor],
+    device: torch.device,
+    described_by: str = "config.json",
+) -> CausalLM:
+    """The architecture of `config` holding the weights `state` (checked by name and shape), for inference.
+
+    described_by: what the configuration came from, for the error messages.
+    """
+    architecture = architecture_for(config.model_type)
+    if architecture is None:
+        supported = ", ".join(sorted(ARCHITECTURES))
+        raise ModelLoadError(f"unsupported architecture {config.model_type!r} (supported: {supported})")
+    with torch.device("meta"):
+        model = architecture(config)
     expected = set(model.state_dict())
     if model.config.tie_word_embeddings:
         expected.discard("lm_head.weight")
@@ -133,23 +152,50 @@ def _load_weights(model: CausalLM, files: list[Path], device: torch.device, dtyp
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise ModelLoadError(f"checkpoint lacks weight {missing[0]}{more}")
-    # Older exports carry the rotary buffer; any other stray tensor means config.json is not this model's.
+    # Older exports carry the rotary buffer; any other stray tensor means the config is not this model's.
     unexpected = sorted(k for k in set(state) - expected if not k.endswith("rotary_emb.inv_freq"))
     if unexpected:
         more = f" and {len(unexpected) - 1} more" if len(unexpected) > 1 else ""
         raise ModelLoadError(
-            f"checkpoint has weight {unexpected[0]}{more} that config.json does not describe"
+            f"checkpoint has weight {unexpected[0]}{more} that {described_by} does not describe"
         )
     for name, tensor in state.items():
         if name in expected and tuple(tensor.shape) != tuple(model.state_dict()[name].shape):
             shape = tuple(model.state_dict()[name].shape)
             raise ModelLoadError(
-                f"weight {name} has shape {tuple(tensor.shape)}, config.json implies {shape}"
+                f"weight {name} has shape {tuple(tensor.shape)}, {described_by} implies {shape}"
             )
     model.load_state_dict({k: v for k, v in state.items() if k in expected}, strict=False, assign=True)
     if model.config.tie_word_embeddings:
         model.lm_head.weight = model.model.embed_tokens.weight
     model.rotary = RotaryEmbedding(model.config).to(device)
+    model.eval().requires_grad_(False)
+    return model
+
+
+def resolve_placement(device: str, dtype: torch.dtype | None) -> tuple[torch.device, torch.dtype]:
+    """The torch device `device` (auto|cpu|cuda) names, and `dtype` or that device's default dtype."""
+    try:
+        torch_device = resolve_device(device)
+    except DeviceError as exc:
+        raise ModelLoadError(str(exc)) from exc
+    return torch_device, dtype or default_dtype(torch_device)
+
+
+def check_fits(
+    name: str, needed_bytes: int, device: torch.device, dtype: torch.dtype, limit: int | None
+) -> None:
+    """Refuse a model whose weights (`needed_bytes` in `dtype`, before headroom) exceed the memory at hand.
+
+    limit: the memory the weights may use (None: what `device` has free).
+    """
+    needed = int(needed_bytes * MEMORY_HEADROOM)
+    available = limit if limit is not None else available_memory_bytes(device)
+    if needed > available:
+        raise ModelLoadError(
+            f"model {name} does not fit: needs about {needed / 2**20:.1f} MiB in {dtype} "
+            f"on {device}, {available / 2**20:.1f} MiB available"
+        )
 
 
 def load_model(
@@ -159,31 +205,26 @@ def load_model(
     *,
     memory_limit_bytes: int | None = None,
 ) -> LoadedModel:
-    """Load the model directory at `path` onto `device` (auto|cpu|cuda) in `dtype` (default per device).
+    """Load the model at `path` (a Hugging Face directory or a GGUF file) onto `device` (auto|cpu|cuda)
+    in `dtype` (default per device).
 
     memory_limit_bytes: memory the weights may use (default: what the device has free); a checkpoint
     that needs more is refused before anything is loaded.
     """
     directory = Path(path).expanduser()
+    if directory.is_file() or directory.suffix.lower() == ".gguf":
+        from inference.gguf_files.loader import load_gguf_model
+
+        return load_gguf_model(directory, device, dtype, memory_limit_bytes=memory_limit_bytes)
     if not directory.is_dir():
         raise ModelLoadError(f"model directory not found: {directory}")
     config = _read_config(directory)
     files = weight_files(directory)
     if not (directory / "tokenizer.json").is_file():
         raise ModelLoadError(f"missing tokenizer.json in model directory {directory}")
-    try:
-        torch_device = resolve_device(device)
-    except DeviceError as exc:
-        raise ModelLoadError(str(exc)) from exc
-    torch_dtype = dtype or default_dtype(torch_device)
-
-    needed = int(estimate_weight_bytes(files, torch_dtype) * MEMORY_HEADROOM)
-    available = memory_limit_bytes if memory_limit_bytes is not None else available_memory_bytes(torch_device)
-    if needed > available:
-        raise ModelLoadError(
-            f"model {directory.name} does not fit: needs about {needed / 2**20:.1f} MiB in {torch_dtype} "
-            f"on {torch_device}, {available / 2**20:.1f} MiB available"
-        )
+    torch_device, torch_dtype = resolve_placement(device, dtype)
+    weights = estimate_weight_bytes(files, torch_dtype)
+    check_fits(directory.name, weights, torch_device, torch_dtype, memory_limit_bytes)
 
     try:
         eos_ids = (*config.eos_token_ids, *_generation_eos_ids(directory))
@@ -195,12 +236,7 @@ def load_model(
     except Exception as exc:  # the tokenizers library raises its own untyped errors on bad JSON
         raise ModelLoadError(f"cannot load {directory / 'tokenizer.json'}: {exc}") from exc
 
-    architecture = architecture_for(config.model_type)
-    assert architecture is not None  # checked by _read_config
-    with torch.device("meta"):
-        model = architecture(config)
-    _load_weights(model, files, torch_device, torch_dtype)
-    model.eval().requires_grad_(False)
+    model = build_model(config, _read_safetensors(files, torch_device, torch_dtype), torch_device)
     return LoadedModel(
         model=model,
         config=config,

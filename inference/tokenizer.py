@@ -45,11 +45,16 @@ class Tokenizer:
 
     @classmethod
     def from_dir(cls, path: str | Path, extra_eos_ids: Iterable[int] = ()) -> Tokenizer:
-        """Load tokenizer.json (required) and tokenizer_config.json (optional) from a model directory."""
+        """Load tokenizer.json (required), tokenizer_config.json and chat_template.jinja (optional) from a
+        model directory."""
         directory = Path(path)
         tok = HFTokenizer.from_file(str(directory / "tokenizer.json"))
         config_path = directory / "tokenizer_config.json"
         config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
+        # Current transformers writes the chat template to its own file, not into tokenizer_config.json.
+        template_path = directory / "chat_template.jinja"
+        if "chat_template" not in config and template_path.is_file():
+            config["chat_template"] = template_path.read_text(encoding="utf-8")
         return cls(tok, config, extra_eos_ids)
 
     @property

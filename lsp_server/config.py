@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
+
+import cattrs
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +25,9 @@ class DaemonSettings:
     command: list[str] | None = None
     """Command that starts a daemon when none is running; unset: ``codedraft daemon`` of this install."""
     model: str | None = None
-    """Target model directory for a daemon the server starts; unset: the embedded default model."""
+    """Target model (folder or GGUF file) for a daemon the server starts; unset: the daemon's default."""
     draft_model: str | None = None
-    """Draft model directory for speculative decoding; unset: the embedded draft with the default model."""
+    """Draft model for speculative decoding; unset: the default model's draft, if it has one."""
     device: str = "auto"
     """``auto``, ``cpu`` or ``cuda`` for a daemon the server starts."""
     token_file: str | None = None
@@ -132,17 +133,54 @@ def _load(cls: type, raw: Any, current: Any, path: str, warnings: list[str]) -> 
             continue
         where = f"{path}.{wire_name}"
         value, hint = raw[wire_name], hints[spec.name]
-        if value == "" and _matches(None, hint):
+        if value == "" and _optional(hint):
             value = None  # editors send unset strings as ""
         if dataclasses.is_dataclass(hint):
             changes[spec.name] = _load(
                 typing.cast(type, hint), value, getattr(current, spec.name), where, warnings
             )
-        elif _matches(value, hint) and _in_range(spec.name, value):
-            changes[spec.name] = value
+            continue
+        try:
+            structured = _CONVERTER.structure(value, hint)
+        except (cattrs.BaseValidationError, TypeError, ValueError):
+            structured = _INVALID
+        if structured is not _INVALID and _in_range(spec.name, structured):
+            changes[spec.name] = structured
         else:
             warnings.append(f"{where} = {value!r} is not valid; keeping {getattr(current, spec.name)!r}")
     return dataclasses.replace(current, **changes)
+
+
+def _optional(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint)
+
+
+def _exactly(kind: type) -> Any:
+    """A structure hook that takes a JSON value of ``kind`` as it is: no "5" for 5, no true for 1."""
+    accepted = (int, float) if kind is float else kind
+
+    def structure(value: Any, _: Any) -> Any:
+        if isinstance(value, bool) is not (kind is bool) or not isinstance(value, accepted):
+            raise TypeError(f"expected {kind.__name__}, got {value!r}")
+        return value
+
+    return structure
+
+
+def _list(value: Any, hint: Any) -> list[Any]:
+    if not isinstance(value, list):  # a string is iterable, but not a list of settings
+        raise TypeError(f"expected a list, got {value!r}")
+    (item,) = typing.get_args(hint)
+    return [_CONVERTER.structure(element, item) for element in value]
+
+
+# JSON values checked against the settings' field types; cattrs converts leniently by default ("5" to 5),
+# and a setting of the wrong type should be reported, not guessed at.
+_CONVERTER = cattrs.Converter()
+for _kind in (bool, int, float, str):
+    _CONVERTER.register_structure_hook(_kind, _exactly(_kind))
+_CONVERTER.register_structure_hook_func(lambda hint: typing.get_origin(hint) is list, _list)
+_INVALID = object()
 
 
 _CHOICES = {"device": {"auto", "cpu", "cuda"}, "speculation": {"auto", "off", "ngram", "draft"}}
@@ -154,19 +192,3 @@ def _in_range(name: str, value: Any) -> bool:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return value >= 0 if name == "temperature" else value > 0
     return True
-
-
-def _matches(value: Any, hint: Any) -> bool:
-    origin = typing.get_origin(hint)
-    if origin in (types.UnionType, typing.Union):
-        return any(_matches(value, arg) for arg in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if origin is list:
-        (item,) = typing.get_args(hint)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
-    if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, hint)

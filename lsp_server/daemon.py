@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
+from inference.daemon_process import (
+    DaemonProcess,
+    DaemonStartError,
+    TokenFileError,
+    daemon_command,
+    read_token_file,
+)
 from inference.defaults import default_socket_path
-from lsp_server.completion.service import RequestRejected
 from lsp_server.config import DaemonSettings
 from lsp_server.status import StatusReporter
 
@@ -36,6 +38,11 @@ log = logging.getLogger(__name__)
 READY_TIMEOUT_S = 300.0
 MIN_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 60.0
+CANCEL_TIMEOUT_S = 1.0
+
+
+class RequestRejected(Exception):
+    """The daemon refused or failed the request itself (bad argument, full KV pool or queue)."""
 
 
 class DaemonSupervisor:
@@ -46,12 +53,11 @@ class DaemonSupervisor:
         self._status = status
         self._client: InferenceClient | None = None
         self._ready = False
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: DaemonProcess | None = None
         self._lock = asyncio.Lock()
         self._backoff_s = MIN_BACKOFF_S
         self._retry_at = 0.0
         self._waiting: asyncio.Task[None] | None = None
-        self._max_new_tokens = 0
         self._context_length = 0
 
     @property
@@ -100,13 +106,18 @@ class DaemonSupervisor:
         """Like :meth:`stream_complete`, for ``Generate`` (refactors and fixes)."""
         return self._stream("generate", request, timeout_s)
 
+    async def cancel(self, request_id: str) -> bool:
+        """Asks the daemon to stop ``request_id``, whose stream then ends with its figures; False when
+        the request had already ended or the daemon cannot be asked."""
+        if self._client is None or not self._ready:
+            return False
+        try:
+            return await self._client.cancel(request_id, timeout=CANCEL_TIMEOUT_S)
+        except DaemonError:
+            return False
+
     async def _stream(self, method: str, request: Any, timeout_s: float) -> AsyncIterator[Any]:
         client = await self.client()
-        cap = min(self._max_new_tokens or 1 << 30, self._context_length // 2 or 1 << 30)
-        if request.sampling.max_tokens > cap:
-            # more than the daemon allows, or than leaves room for the prompt in the model's context,
-            # is capped rather than failing every request
-            request.sampling.max_tokens = cap
         try:
             async for chunk in getattr(client, method)(request, timeout=timeout_s):
                 yield chunk
@@ -125,12 +136,8 @@ class DaemonSupervisor:
         if self._client is not None:
             await self._client.close()
             self._client = None
-        if self._process is not None and self._process.poll() is None:
-            self._process.terminate()
-            try:
-                await asyncio.to_thread(self._process.wait, 10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
+        if self._process is not None:
+            await self._process.stop_async(timeout_s=10.0)
         self._process = None
 
     async def _connect_or_start(self) -> None:
@@ -151,27 +158,17 @@ class DaemonSupervisor:
         self._waiting = asyncio.ensure_future(self._wait_ready())
 
     async def _wait_ready(self) -> None:
-        """Polls health until SERVING; gives up when a daemon we started exits or after the timeout."""
+        """Waits until the daemon serves; gives up when a daemon we started exits, or after the timeout."""
         assert self._client is not None
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self._process is not None and self._process.poll() is not None:
-                log_path = default_socket_path().parent / "daemon.log"
-                self.failed(
-                    ConnectionError(
-                        f"the daemon exited with status {self._process.returncode}; see {log_path}"
-                    )
-                )
-                return
-            try:
-                if await self._client.health(timeout=1.0) == "SERVING":
-                    await self._became_ready()
-                    return
-            except DaemonError as error:
-                self.failed(error)
-                return
-            await asyncio.sleep(0.2)
-        self.failed(ConnectionError(f"the daemon was not ready after {READY_TIMEOUT_S:.0f} s"))
+        try:
+            if self._process is not None:
+                await self._process.wait_ready(self._client, READY_TIMEOUT_S)
+            else:
+                await self._client.wait_ready(timeout=READY_TIMEOUT_S)
+        except (DaemonStartError, DaemonError) as error:
+            self.failed(error)
+            return
+        await self._became_ready()
 
     async def _became_ready(self) -> None:
         assert self._client is not None
@@ -182,7 +179,6 @@ class DaemonSupervisor:
         try:
             info = await self._client.model_info(timeout=5.0)
             model, device, prefix_only = info.model.name, info.device, info.prefix_only
-            self._max_new_tokens = info.max_new_tokens
             self._context_length = info.model.context_length
         except DaemonError as error:
             log.warning("could not read the daemon's model info: %s", error)
@@ -192,26 +188,18 @@ class DaemonSupervisor:
         )
 
     def _start_process(self, settings: DaemonSettings) -> None:
-        if self._process is not None and self._process.poll() is None:
+        if self._process is not None and self._process.failure() is None:
             return
-        command = list(settings.command or [sys.executable, "-m", "lsp_server", "daemon"])
-        command += ["--listen", self.address, "--device", settings.device]
-        if settings.model:
-            command += ["--model", settings.model]
-        if settings.draft_model:
-            command += ["--draft-model", settings.draft_model]
+        command = daemon_command(
+            self.address,
+            model=settings.model,
+            draft_model=settings.draft_model,
+            device=settings.device,
+            command=settings.command,
+        )
         log_path = default_socket_path().parent / "daemon.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         log.info("starting the daemon: %s (log: %s)", " ".join(command), log_path)
-        with open(log_path, "ab") as log_file:
-            self._process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
+        self._process = DaemonProcess(command, log_path, detach=True)
 
     def _retry_in(self) -> float:
         return max(0.0, self._retry_at - time.monotonic())
@@ -221,7 +209,7 @@ def _read_token(path: str | None) -> str | None:
     if not path:
         return None
     try:
-        return Path(path).expanduser().read_text().strip() or None
-    except OSError as error:
-        log.warning("cannot read codedraft.daemon.tokenFile %s: %s", path, error)
+        return read_token_file(path)
+    except TokenFileError as error:
+        log.warning("codedraft.daemon.tokenFile: %s", error)
         return None

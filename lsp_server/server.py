@@ -6,7 +6,6 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Coroutine
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -15,6 +14,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
+from inference import codedraft_version
 from lsp_server.completion.service import CompletionService
 from lsp_server.config import DaemonSettings, Settings
 from lsp_server.daemon import DaemonSupervisor
@@ -29,18 +29,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _version() -> str:
-    try:
-        return version("codedraft")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
 class CodedraftServer(LanguageServer):
     """A pygls server holding what the features share: settings, status, daemon, index, completions."""
 
     def __init__(self) -> None:
-        super().__init__("codedraft", _version())
+        super().__init__("codedraft", codedraft_version())
         self.settings = Settings()
         self.status = StatusReporter(self._notify, self._show_warning)
         self.pinned_daemon_address: str | None = None
@@ -51,6 +44,7 @@ class CodedraftServer(LanguageServer):
             self.daemon.stream_complete,
             self.retrieve,
             lambda: self.daemon.context_length,
+            self.daemon.cancel,
         )
         self.workspace_root: Path | None = None
         self.index: WorkspaceIndex | None = None

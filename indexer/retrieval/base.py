@@ -114,21 +114,3 @@ class Retriever(Protocol):
     name: str
 
     def retrieve(self, context: RetrievalContext, limit: int) -> list[Snippet]: ...
-
-
-def cursor_offset(text: str, line: int, utf16_column: int) -> int:
-    """The character offset in ``text`` of an LSP position (clamped to the text)."""
-    offset = 0
-    for _ in range(line):
-        newline = text.find("\n", offset)
-        if newline == -1:
-            return len(text)
-        offset = newline + 1
-    line_end = text.find("\n", offset)
-    line_text = text[offset : len(text) if line_end == -1 else line_end]
-    units = 0
-    for index, character in enumerate(line_text):
-        if units >= utf16_column:
-            return offset + index
-        units += 2 if ord(character) > 0xFFFF else 1
-    return offset + len(line_text)

@@ -23,7 +23,7 @@ import threading
 from collections.abc import AsyncGenerator
 
 from inference.engine.engine import LLMEngine
-from inference.engine.errors import EngineError
+from inference.engine.errors import EngineError, StepFailedError
 from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
 
 log = logging.getLogger(__name__)
@@ -72,19 +72,26 @@ class AsyncEngine:
         self._stopping = True
         self._wake.set()
         await asyncio.to_thread(self._thread.join)
+        self._deliver(self._fail_open_streams(EngineError("engine shut down")))
+
+    def _fail_open_streams(self, error: EngineError) -> list[RequestOutput]:
         with self._queues_lock:
-            open_streams = list(self._queues.items())
-        for request_id, (loop, queue) in open_streams:
-            out = RequestOutput(
-                request_id,
-                "",
-                [],
-                True,
-                RequestMetrics(),
-                FinishReason.ERROR,
-                EngineError("engine shut down"),
-            )
-            loop.call_soon_threadsafe(queue.put_nowait, out)
+            request_ids = list(self._queues)
+        return [
+            RequestOutput(request_id, "", [], True, RequestMetrics(), FinishReason.ERROR, error)
+            for request_id in request_ids
+        ]
+
+    def _deliver(self, outputs: list[RequestOutput]) -> None:
+        for out in outputs:
+            with self._queues_lock:
+                target = self._queues.get(out.request_id)
+            if target is not None:
+                loop, queue = target
+                try:
+                    loop.call_soon_threadsafe(queue.put_nowait, out)
+                except RuntimeError:  # the consumer's loop is closed: nobody is listening
+                    pass
 
     def _run(self) -> None:
         while not self._stopping:
@@ -93,16 +100,10 @@ class AsyncEngine:
                 self._wake.clear()
                 continue
             try:
-                outputs = self.engine.step()
-            except Exception:  # the step loop must survive anything a single step throws
-                log.exception("engine step failed")
-                continue
-            for out in outputs:
-                with self._queues_lock:
-                    target = self._queues.get(out.request_id)
-                if target is not None:
-                    loop, queue = target
-                    try:
-                        loop.call_soon_threadsafe(queue.put_nowait, out)
-                    except RuntimeError:  # the consumer's loop is closed: nobody is listening
-                        pass
+                outputs = self.engine.step()  # a failing step ends its requests itself (`fail_all`)
+            except Exception as error:  # a failure while failing them: end every stream rather than hang
+                log.exception("engine step failed and its requests could not be ended")
+                outputs = self._fail_open_streams(StepFailedError.caused_by(error))
+                for out in outputs:
+                    self.engine.abort(out.request_id)
+            self._deliver(outputs)

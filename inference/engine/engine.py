@@ -12,14 +12,17 @@ Public API (the daemon drives it through `AsyncEngine` in `async_engine.py`):
 * `step() -> list[RequestOutput]` — one round: take new requests and aborts, admit waiting requests
   (prefix cache lookup, block allocation), run each scheduled request's prefill chunk or decode
   round, and return one output per request that produced text or finished. Call it from one thread.
+* `fail_all(error)` — end every live request with `error` and free its blocks (what `step` does when
+  it raises something it did not expect).
 * `has_work()`, `stats()`, `check_invariants()`.
 
 When the KV pool runs dry (after evicting cached blocks), the lowest-priority, latest running request
 is preempted: its computed blocks go back to the cache and it waits to be readmitted, when it mostly
-reuses them (`Preemptor` in `preemption.py`). A completion that arrives to a full pool preempts
+reuses them (`SequenceAdmission` in `admission.py`). A completion that arrives to a full pool preempts
 running generations the same way; other requests wait for blocks. A request that does not fit even
 alone finishes with reason `error` and `RequestOutput.error` set (`ResourceExhaustedError`); the
-others carry on.
+others carry on. A step that raises anything else (a model that fails, a bug) ends every live request
+with `StepFailedError`; the engine then serves new requests.
 """
 
 from __future__ import annotations
@@ -27,17 +30,19 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Callable
-from dataclasses import asdict
 
-from inference.config import EngineConfig, RequestKind
-from inference.engine.decode import SequenceRunner
-from inference.engine.errors import EngineError, InvalidRequestError, ResourceExhaustedError
+from inference.config import EngineConfig
+from inference.engine.admission import SequenceAdmission
+from inference.engine.errors import (
+    EngineError,
+    InvalidRequestError,
+    ResourceExhaustedError,
+    StepFailedError,
+)
 from inference.engine.healing import HealedTextDecoder, HealingConstraint
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner, runners_for
-from inference.engine.preemption import Preemptor
 from inference.engine.scheduler import Scheduler
 from inference.engine.sequence import (
     FinishReason,
@@ -47,6 +52,7 @@ from inference.engine.sequence import (
     Sequence,
     checked_prompt,
 )
+from inference.engine.sequence_runner import SequenceRunner
 from inference.engine.stats import EngineStats
 from inference.engine.text_stream import IncrementalDecoding, TextStream
 from inference.loading import LoadedModel
@@ -88,14 +94,12 @@ class LLMEngine:
         self.eos_ids = frozenset(tokenizer.eos_token_ids) | frozenset(target.config.eos_token_ids)
         self._make_decoder = make_decoder or (lambda: IncrementalDecoder(tokenizer))
         self.runner = SequenceRunner(target, self.kv, self.proposers, self.eos_ids)
-        self.preemptor = Preemptor(self.kv, self.scheduler, self.proposers)
+        self.admission = SequenceAdmission(self.kv, self.scheduler, self.proposers)
         self._lock = threading.Lock()
         self._inbox: list[Sequence] = []
         self._aborts: list[str] = []
         self._live: dict[str, Sequence] = {}
         self._arrivals = itertools.count()
-        self._finished = 0
-        self.busy_seconds = 0.0
 
     def add_request(self, request: Request) -> None:
         """Queue a request (see the module docstring for what it raises)."""
@@ -138,11 +142,40 @@ class LLMEngine:
             return bool(self._inbox or self._aborts or self.scheduler.has_work())
 
     def step(self) -> list[RequestOutput]:
-        """Run one round; see the module docstring."""
-        started = time.perf_counter()
-        outputs = self._step()
-        self.busy_seconds += time.perf_counter() - started
-        return outputs
+        """Run one round; see the module docstring.
+
+        When the round raises anything but an `EngineError` of one request, every live request ends
+        with a `StepFailedError` naming the cause (`fail_all`), and the engine carries on.
+        """
+        try:
+            return self._step()
+        except Exception as error:
+            log.exception("engine step failed; stopping every request in flight")
+            return self.fail_all(StepFailedError.caused_by(error))
+
+    def fail_all(self, error: EngineError) -> list[RequestOutput]:
+        """End every live request (queued, waiting or running) with `error` and free its KV blocks.
+
+        Returns their final outputs. Tokens computed before the failure stay in the prefix cache.
+        """
+        with self._lock:
+            live = list(self._live.values())
+            self._inbox, self._aborts = [], []
+        for seq in live:
+            seq.error = error
+            try:
+                self._finish(seq, FinishReason.ERROR)
+            except Exception:  # the failure left this request half-updated: forget it without its text
+                log.exception("could not finish request %s cleanly", seq.request_id)
+                seq.status, seq.finish_reason = SeqStatus.FINISHED, FinishReason.ERROR
+                self.scheduler.remove(seq)
+                with self._lock:
+                    self._live.pop(seq.request_id, None)
+        try:
+            self.check_invariants()
+        except AssertionError:  # serving on is still better than refusing every request
+            log.exception("KV accounting is off after the failure; restart the daemon if requests fail")
+        return [seq.take_output() for seq in live]
 
     def _step(self) -> list[RequestOutput]:
         with self._lock:
@@ -150,8 +183,6 @@ class LLMEngine:
             aborts, self._aborts = self._aborts, []
         touched: list[Sequence] = []
         for seq in new:
-            if self.config.supersede_completions:
-                self._supersede(seq, touched)
             self.scheduler.add(seq)
         for request_id in aborts:
             live = self._live.get(request_id)
@@ -169,40 +200,22 @@ class LLMEngine:
                 else:
                     self.runner.decode(seq)
             except ResourceExhaustedError as exc:
-                if not self.preemptor.preempt_for(seq):
+                if not self.admission.preempt_for(seq):
                     seq.error, seq.finish_reason = exc, FinishReason.ERROR
             except EngineError as exc:
                 seq.error, seq.finish_reason = exc, FinishReason.ERROR
-            except Exception as exc:  # a failing request must not take the engine down with it
-                log.exception("request %s failed", seq.request_id)
-                seq.error, seq.finish_reason = EngineError(f"internal error: {exc}"), FinishReason.ERROR
             if seq.finish_reason is not None:
                 self._finish(seq, seq.finish_reason)
             touched.append(seq)
         return [seq.take_output() for seq in dict.fromkeys(touched) if seq.pending_tokens or seq.is_done]
 
-    def _supersede(self, new: Sequence, touched: list[Sequence]) -> None:
-        """A newer completion of the same editor session makes the older ones pointless (only older
-        ones: two that arrive in one step must not cancel each other)."""
-        if new.request.kind != RequestKind.COMPLETION or new.request.session_id is None:
-            return
-        with self._lock:
-            live = list(self._live.values())
-        session = new.request.session_id
-        for seq in live:
-            old = seq.request
-            same_session = old.kind == RequestKind.COMPLETION and old.session_id == session
-            if same_session and seq.arrival < new.arrival and seq.status != SeqStatus.FINISHED:
-                self._finish(seq, FinishReason.CANCELLED)
-                touched.append(seq)
-
     def _admit(self, touched: list[Sequence]) -> None:
         for seq in self.scheduler.admission_order():
             if seq.status == SeqStatus.FINISHED:
                 continue
-            if self.preemptor.admission_paused and seq.metrics.preemptions and self.scheduler.running:
+            if self.admission.paused and seq.metrics.preemptions and self.scheduler.running:
                 break
-            reused = self.preemptor.allocate(seq)
+            reused = self.admission.allocate(seq)
             if reused is None:
                 break  # wait for running requests to give blocks back
             if isinstance(reused, ResourceExhaustedError):
@@ -214,36 +227,29 @@ class LLMEngine:
             if not seq.metrics.preemptions:
                 seq.metrics.reused_tokens = reused
                 seq.metrics.queue_seconds = seq.elapsed()
-                self.runner.totals.prompt_tokens += seq.prompt_len
-                self.runner.totals.reused_tokens += reused
             self.scheduler.start(seq)
 
     def _finish(self, seq: Sequence, reason: FinishReason) -> None:
         seq.finish_reason = reason
         seq.status = SeqStatus.FINISHED
         seq.pending_text.append(seq.stream.finish())
-        self.preemptor.release_blocks(seq)
+        self.admission.release_blocks(seq)
         self.scheduler.remove(seq)
-        self.preemptor.admission_paused = False
+        self.admission.paused = False
         with self._lock:
             if self._live.get(seq.request_id) is seq:
                 del self._live[seq.request_id]
-        self._finished += 1
 
     def stats(self) -> EngineStats:
-        """Totals since start and the current state (read without locking: figures, not accounting)."""
+        """The queues and KV pool now (read without locking: figures, not accounting)."""
         return EngineStats(
-            **asdict(self.runner.totals),
-            requests_finished=self._finished,
-            preemptions=self.preemptor.preemptions,
             waiting=len(self.scheduler.waiting) + len(self._inbox),
             running=len(self.scheduler.running),
             kv_blocks_total=self.kv.pool.num_blocks,
             kv_blocks_free=self.kv.pool.num_free,
-            kv_blocks_cached=self.kv.pool.num_cached,
             kv_blocks_cached_idle=self.kv.pool.num_cached_idle,
+            preemptions=self.admission.preemptions,
             kv_evictions=self.kv.pool.evictions,
-            busy_seconds=self.busy_seconds,
         )
 
     def check_invariants(self) -> None:

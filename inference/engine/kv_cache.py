@@ -29,8 +29,6 @@ class KVCacheManager:
         self.pool = BlockPool(num_blocks, enable_caching)
         self._tables: dict[str, list[int]] = {}
         self._hashes: dict[str, list[BlockHash]] = {}
-        self.queried_tokens = 0
-        self.hit_tokens = 0
 
     def blocks_for(self, num_tokens: int) -> int:
         """Blocks needed to hold `num_tokens` tokens."""
@@ -69,8 +67,6 @@ class KVCacheManager:
         self._tables[seq_id] = hit_blocks + new_blocks
         self._hashes[seq_id] = hit_hashes
         reused = len(hit_blocks) * self.block_size
-        self.queried_tokens += len(token_ids)
-        self.hit_tokens += reused
         return reused
 
     def ensure_capacity(self, seq_id: str, num_tokens: int) -> None:

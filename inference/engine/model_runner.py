@@ -7,13 +7,16 @@ this module turns those into `AttentionMetadata` and runs the model under `torch
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import torch
+from torch import nn
 
 from inference.config import EngineConfig
 from inference.layers.attention import AttentionMetadata, KVCache
 from inference.loading import LoadedModel
 from inference.models.base import CausalLM
+from inference.models.config import ModelConfig
 
 
 def blocks_for_memory(model: CausalLM, block_size: int, dtype: torch.dtype, megabytes: float) -> int:
@@ -22,11 +25,32 @@ def blocks_for_memory(model: CausalLM, block_size: int, dtype: torch.dtype, mega
     return max(1, int(megabytes * 1024 * 1024) // per_block)
 
 
+class PagedModel(Protocol):
+    """What the runner needs of a model (`CausalLM` has it): its config, the final hidden states of
+    fed tokens over a paged KV pool, and the output head applied to the rows it samples from."""
+
+    @property
+    def config(self) -> ModelConfig:
+        """The model's shapes and limits."""
+        ...
+
+    @property
+    def lm_head(self) -> nn.Module:
+        """Hidden states (T, hidden_size) -> logits (T, vocab_size)."""
+        ...
+
+    def hidden_states(
+        self, input_ids: torch.Tensor, positions: torch.Tensor, kv: KVCache, meta: AttentionMetadata
+    ) -> torch.Tensor:
+        """input_ids, positions: (T,) int64 -> (T, hidden_size); writes the new K/V into `kv`."""
+        ...
+
+
 class ModelRunner:
     """Runs forward passes of one model over its own paged KV pool."""
 
     def __init__(
-        self, model: CausalLM, num_blocks: int, block_size: int, device: torch.device, dtype: torch.dtype
+        self, model: PagedModel, num_blocks: int, block_size: int, device: torch.device, dtype: torch.dtype
     ) -> None:
         self.model = model
         self.config = model.config
@@ -35,7 +59,6 @@ class ModelRunner:
         self.block_size = block_size
         self.num_blocks = num_blocks
         self.kv = KVCache.allocate(model.config, num_blocks, block_size, dtype, device)
-        self.forward_calls = 0
 
     def forward(
         self,
@@ -61,10 +84,7 @@ class ModelRunner:
         )
         input_ids = torch.tensor(token_ids, dtype=torch.int64, device=device)
         positions = torch.arange(start_pos, start_pos + num_new, dtype=torch.int64, device=device)
-        self.forward_calls += 1
         with torch.inference_mode():
-            if not hasattr(self.model, "hidden_states"):  # a model with only the contract's forward
-                return self.model(input_ids, positions, self.kv, meta)[num_new - num_logits :].float()
             # Only the rows we sample from go through lm_head: with a 150k vocabulary, projecting a
             # whole prompt would cost more than the transformer itself.
             hidden = self.model.hidden_states(input_ids, positions, self.kv, meta)  # (T, hidden)

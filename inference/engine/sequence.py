@@ -22,7 +22,7 @@ class FinishReason(enum.StrEnum):
     STOP = "stop"  # a stop string or stop token
     LENGTH = "length"  # max_tokens, or the model's context length
     EOS = "eos"
-    CANCELLED = "cancelled"  # abort(), or superseded by a newer completion of the same session
+    CANCELLED = "cancelled"  # abort(): Cancel, a newer completion of the session, a client gone
     ERROR = "error"  # see RequestOutput.error
 
 
@@ -36,12 +36,9 @@ class Request:
     sampling: SamplingParams = field(default_factory=SamplingParams)
     kind: RequestKind = RequestKind.COMPLETION
     spec_mode: SpecMode = SpecMode.AUTO
-    session_id: str | None = None
     # Token healing: bytes removed from the prompt's end that the output must reproduce first (they
     # are not streamed); see inference.engine.healing.
     healing: bytes = b""
-    # Tests only: attach the target logits row each emitted token was chosen from.
-    capture_logits: bool = False
 
 
 def checked_prompt(request: Request, tokenizer: Tokenizer, max_len: int, vocab_size: int) -> list[int]:
@@ -98,7 +95,6 @@ class RequestOutput:
     metrics: RequestMetrics
     finish_reason: FinishReason | None = None
     error: EngineError | None = None
-    logits: list[torch.Tensor] | None = None
 
 
 class SeqStatus(enum.Enum):
@@ -144,7 +140,6 @@ class Sequence:
         self.error: EngineError | None = None
         self.pending_tokens: list[int] = []
         self.pending_text: list[str] = []
-        self.pending_logits: list[torch.Tensor] = []
         self.healing: HealingConstraint | None = None
 
     @property
@@ -198,7 +193,6 @@ class Sequence:
             metrics=replace(self.metrics),
             finish_reason=self.finish_reason if finished else None,
             error=self.error,
-            logits=self.pending_logits if self.request.capture_logits else None,
         )
-        self.pending_tokens, self.pending_text, self.pending_logits = [], [], []
+        self.pending_tokens, self.pending_text = [], []
         return out

@@ -43,6 +43,11 @@ def _environment() -> ImmutableSandboxedEnvironment:
     return env
 
 
+def renders_tool_calls(source: str) -> bool:
+    """Whether a chat template renders Hermes-style tool calls: ``<tool_call>`` markup fed by ``tools``."""
+    return "<tool_call>" in source and "tools" in source
+
+
 class ChatTemplate:
     """Renders chat messages into one prompt string.
 
@@ -61,6 +66,7 @@ class ChatTemplate:
         self.bos_token = bos_token or ""
         self.eos_token = eos_token or ""
         self.chatml = chatml
+        self.supports_tools = source is not None and renders_tool_calls(source)
         self._compiled = None
         if source is not None:
             try:
@@ -72,15 +78,21 @@ class ChatTemplate:
     def from_tokenizer(cls, tokenizer: Tokenizer) -> ChatTemplate:
         """The chat template of tokenizer_config.json (`chat_template`, string or named list)."""
         source = tokenizer.config.get("chat_template")
+        named: dict[Any, Any] = {}
         if isinstance(source, list):
             named = {t.get("name"): t.get("template") for t in source if isinstance(t, dict)}
             source = named.get("default") or next(iter(named.values()), None)
         chatml = (
             tokenizer.token_id("<|im_start|>") is not None and tokenizer.token_id("<|im_end|>") is not None
         )
-        return cls(
+        template = cls(
             source if isinstance(source, str) else None, tokenizer.bos_token, tokenizer.eos_token, chatml
         )
+        # A named list may keep the tool format in a "tool_use" template beside the default one.
+        if named:
+            sources = [t for t in named.values() if isinstance(t, str)]
+            template.supports_tools = any(renders_tool_calls(t) for t in sources)
+        return template
 
     def render(
         self, messages: Sequence[Message], add_generation_prompt: bool = True, **variables: Any

@@ -48,7 +48,9 @@ class FimTemplate:
     stop_tokens: tuple[str, ...] = ()
     stop_token_ids: frozenset[int] = frozenset()
 
-    def _context(self, snippets: Sequence[Snippet], path: str | None, repo: str) -> str:
+    def context(self, snippets: Sequence[Snippet], path: str | None, repo: str = "") -> str:
+        """The text in front of the cursor's surroundings: the snippets as files, then the file's path
+        (StarCoder2 puts the path at the start of the prefix instead; see build)."""
         if self.file_sep:
             if not snippets and not path:
                 return ""
@@ -93,7 +95,7 @@ class FimTemplate:
         use_spm = self.supports_spm if spm is None else spm
         if line_after_middle and use_spm:
             raise ValueError("line_after_middle is a prefix-suffix-middle layout; pass spm=False")
-        context = self._context(snippets, path, repo)
+        context = self.context(snippets, path, repo)
         if self.family == "starcoder2" and context:
             prefix = f"{path or 'untitled'}\n{prefix}"
         if self.family == "prefix-only":
@@ -141,7 +143,9 @@ def _codellama_tokens(tokenizer: Tokenizer) -> tuple[str, str, str, str] | None:
     return None
 
 
-def _layout(family: str, tokenizer: Tokenizer) -> tuple[tuple[str, str, str, str], bool, tuple[str, ...]]:
+def _layout(
+    family: str, tokenizer: Tokenizer | None
+) -> tuple[tuple[str, str, str, str], bool, tuple[str, ...]]:
     """((prefix, suffix, middle, file_sep) token texts, supports SPM, stop tokens) of a family."""
     if family in ("codedraft", "qwen"):
         return _QWEN_TOKENS, family == "codedraft", _QWEN_STOPS
@@ -150,13 +154,22 @@ def _layout(family: str, tokenizer: Tokenizer) -> tuple[tuple[str, str, str, str
     if family == "deepseek":
         return (*_DEEPSEEK_TOKENS, ""), False, _DEEPSEEK_STOPS
     if family == "codellama":
-        pre, suf, mid, eot = _codellama_tokens(tokenizer) or ("▁<PRE>", "▁<SUF>", "▁<MID>", "▁<EOT>")
+        found = _codellama_tokens(tokenizer) if tokenizer is not None else None
+        pre, suf, mid, eot = found or ("▁<PRE>", "▁<SUF>", "▁<MID>", "▁<EOT>")
         return (pre, suf, mid, ""), True, (eot,)
     if family == "codestral":
         return (*_CODESTRAL_TOKENS, ""), True, _CODESTRAL_STOPS
     if family == "prefix-only":
         return ("", "", "", ""), False, ()
     raise ValueError(f"unknown FIM template {family!r}: expected one of {', '.join(FAMILIES)}")
+
+
+def fim_layout(family: str) -> FimTemplate:
+    """A family's prompt layout with no tokenizer at hand: no stop tokens, and no BOS (which only the
+    families without a file separator put first). Training writes its examples with it, so they are
+    laid out as the engine lays out its prompts."""
+    (prefix, suffix, middle, file_sep), supports_spm, _ = _layout(family, None)
+    return FimTemplate(family, prefix, suffix, middle, file_sep=file_sep, supports_spm=supports_spm)
 
 
 def _template(family: str, tokenizer: Tokenizer) -> FimTemplate:

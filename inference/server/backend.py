@@ -16,13 +16,15 @@ from inference.engine.sequence import Request, RequestOutput
 
 @dataclass(frozen=True)
 class BackendStats:
-    """The engine's state now: KV pool occupancy and request counts."""
+    """The engine's state now (KV pool occupancy, request counts) and its pool pressure since start."""
 
     kv_blocks_total: int
     kv_blocks_used: int
-    kv_blocks_cached: int
+    kv_blocks_cached: int  # no request holds them; they still cache a prefix
     running: int
     waiting: int
+    preemptions: int
+    kv_evictions: int
 
 
 class InferenceBackend(Protocol):

@@ -21,10 +21,16 @@ FINISH_REASONS = {
 
 
 def request_figures(
-    metrics: RequestMetrics | None, truncated_tokens: int, first_token_ms: float | None, total_ms: float
+    metrics: RequestMetrics | None,
+    truncated_tokens: int,
+    first_token_ms: float | None,
+    total_ms: float,
+    max_tokens_clamped_to: int = 0,
 ) -> pb.RequestFigures:
     """The wire figures of one request. Times are measured by the daemon, from the call's arrival."""
-    figures = pb.RequestFigures(truncated_tokens=truncated_tokens, total_ms=total_ms)
+    figures = pb.RequestFigures(
+        truncated_tokens=truncated_tokens, total_ms=total_ms, max_tokens_clamped_to=max_tokens_clamped_to
+    )
     if first_token_ms is not None:
         figures.time_to_first_token_ms = first_token_ms
     if metrics is None:
@@ -104,4 +110,6 @@ class DaemonCounters:
             stats.kv_blocks_total = backend.kv_blocks_total
             stats.kv_blocks_used = backend.kv_blocks_used
             stats.kv_blocks_cached = backend.kv_blocks_cached
+            stats.preemptions = backend.preemptions
+            stats.kv_evictions = backend.kv_evictions
         return stats

@@ -40,10 +40,11 @@ class EngineBackend:
         return BackendStats(
             kv_blocks_total=stats.kv_blocks_total,
             kv_blocks_used=stats.kv_blocks_total - stats.kv_blocks_free,
-            # The engine counts every indexed block; those no request holds are at most the free ones.
-            kv_blocks_cached=min(stats.kv_blocks_cached, stats.kv_blocks_free),
+            kv_blocks_cached=stats.kv_blocks_cached_idle,
             running=stats.running,
             waiting=stats.waiting,
+            preemptions=stats.preemptions,
+            kv_evictions=stats.kv_evictions,
         )
 
     async def close(self) -> None:

@@ -145,19 +145,6 @@ def _read_pid(fd: int) -> int | None:
         return None
 
 
-def read_token_file(path: Path) -> str:
-    """The token in `path` (surrounding whitespace removed); ListenError when missing or empty."""
-    try:
-        token = path.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ListenError(f"cannot read --token-file {path}: {error}") from None
-    if not token:
-        raise ListenError(f"--token-file {path} is empty")
-    if path.stat().st_mode & 0o077:
-        log.warning("token file %s is readable by other users; chmod 600 it", path)
-    return token
-
-
 def check_tcp_security(address: DaemonAddress, token: str | None) -> None:
     """Refuse TCP on a non-loopback host without a token: anyone on the network could use the model."""
     if not address.is_unix and not address.is_loopback and token is None:

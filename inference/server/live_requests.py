@@ -1,4 +1,9 @@
-"""The requests the daemon is serving now: lookup for Cancel, cancel-previous per session, drain."""
+"""The requests the daemon is serving now: lookup for Cancel, cancel-previous per session, drain.
+
+This table is the one owner of cancel-previous. It orders calls by their arrival at the servicer,
+before their prompts are fitted in worker threads (which can finish out of order), and names the
+newer request in the older one's final status.
+"""
 
 from __future__ import annotations
 

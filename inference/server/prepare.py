@@ -1,8 +1,9 @@
 """Proto requests to what the engine runs: checked settings and a prompt-fitting step.
 
 `prepare_complete` and `prepare_generate` do every check that needs no tokenizing (raising
-`RequestError`); the returned `PreparedRequest.fit` tokenizes and applies the truncation policy, and
-is run in a worker thread because a long prompt takes a while to tokenize.
+`RequestError`); the returned `PreparedRequest.fit` tokenizes, applies the truncation policy and
+lowers max_tokens to the model's room, and is run in a worker thread because a long prompt takes a
+while to tokenize.
 """
 
 from __future__ import annotations
@@ -17,22 +18,21 @@ from inference.prompts.chat import ChatTemplate
 from inference.prompts.healing import heal_prompt
 from inference.prompts.prefix_only import suffix_stop
 from inference.server import prompt_budget, validation
-from inference.server.model_facts import ServedModel
+from inference.server.served_model import ServedModel
 from inference.tokenizer import Tokenizer
 
 # Tokens that end an assistant turn in common chat formats; Generate with chat stops on them.
 CHAT_END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
 
 
-def heal_fitted(
-    tokenizer: Tokenizer, fitted: prompt_budget.FittedPrompt, sampling: SamplingParams
-) -> prompt_budget.FittedPrompt:
+def heal_fitted(tokenizer: Tokenizer, fitted: prompt_budget.FittedPrompt) -> prompt_budget.FittedPrompt:
     """The fitted prompt backed off to a stable token boundary (token healing). The removed tokens
-    are generated again, so max_tokens grows by their count; the prompt shrank by as many, so the
-    request still fits the context."""
+    are generated again; `PreparedRequest.fit` adds their count to max_tokens (the prompt shrank by
+    as many, so the request still fits the context)."""
     healed = heal_prompt(tokenizer, fitted.token_ids)
-    sampling.max_tokens += healed.removed_tokens
-    return replace(fitted, token_ids=healed.token_ids, healing=healed.removed)
+    return replace(
+        fitted, token_ids=healed.token_ids, healing=healed.removed, healing_tokens=healed.removed_tokens
+    )
 
 
 @dataclass
@@ -42,23 +42,42 @@ class PreparedRequest:
     kind: RequestKind
     sampling: SamplingParams
     spec_mode: SpecMode
-    fit: Callable[[], prompt_budget.FittedPrompt]
+    budget: prompt_budget.PromptBudget
+    build: Callable[[], prompt_budget.FittedPrompt]
     chunk_class: Any  # pb.CompleteChunk or pb.GenerateChunk
+    asked_tokens: int  # max_tokens as the request gave it (or the call's default)
+
+    def fit(self) -> tuple[prompt_budget.FittedPrompt, int]:
+        """The fitted prompt, and the max_tokens the daemon lowered the request's to (0: not lowered).
+
+        Sets `sampling.max_tokens` to the reply's room: the daemon's limit and what the context holds
+        after the prompt, counted as if token healing had removed nothing; the tokens it removed are
+        then added, since the engine generates them again before the reply proper. Raises
+        `RequestError` when the prompt cannot fit.
+        """
+        fitted = self.build()
+        reply = self.budget.reply_tokens(len(fitted.token_ids) + fitted.healing_tokens)
+        self.sampling.max_tokens = reply + fitted.healing_tokens
+        clamped_to = reply if reply < self.asked_tokens else 0
+        return fitted, clamped_to
 
 
 def _settings(
     request: Any, default_tokens: int, served: ServedModel
-) -> tuple[SamplingParams, SpecMode, bool]:
+) -> tuple[SamplingParams, SpecMode, bool, prompt_budget.PromptBudget]:
     sampling = validation.sampling_params(request.sampling, default_tokens, served.limits)
     spec_mode = validation.speculation_mode(request.speculation, served.limits)
     allow_cut = validation.truncation_allowed(request.truncation)
-    return sampling, spec_mode, allow_cut
+    reply = min(sampling.max_tokens, served.limits.max_new_tokens)
+    return sampling, spec_mode, allow_cut, prompt_budget.PromptBudget(served.context_length, reply)
 
 
 def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> PreparedRequest:
     """A Complete request: the model's FIM prompt, stopping on the FIM template's end tokens."""
     validation.check_complete(request)
-    sampling, spec_mode, allow_cut = _settings(request, served.limits.default_completion_tokens, served)
+    sampling, spec_mode, allow_cut, budget = _settings(
+        request, served.limits.default_completion_tokens, served
+    )
     sampling.stop_token_ids = tuple(sorted(served.fim.stop_token_ids))
     if served.fim.family == "prefix-only" and (stop := suffix_stop(request.suffix)) is not None:
         sampling.stop = (*sampling.stop, stop)
@@ -66,7 +85,6 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
     # Client text never carries control tokens: special-token strings in code are escaped.
     escape = served.tokenizer.escape_special
     snippets = [((escape(s.path), escape(s.text)), s.score) for s in request.snippets]
-    budget = prompt_budget.PromptBudget(served.context_length, sampling.max_tokens)
 
     def fit() -> prompt_budget.FittedPrompt:
         fitted = prompt_budget.fit_completion(
@@ -79,16 +97,19 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
             escape(request.path),
             allow_cut,
         )
-        return heal_fitted(served.tokenizer, fitted, sampling) if heal else fitted
+        return heal_fitted(served.tokenizer, fitted) if heal else fitted
 
-    return PreparedRequest(RequestKind.COMPLETION, sampling, spec_mode, fit, pb.CompleteChunk)
+    return PreparedRequest(
+        RequestKind.COMPLETION, sampling, spec_mode, budget, fit, pb.CompleteChunk, sampling.max_tokens
+    )
 
 
 def prepare_generate(request: pb.GenerateRequest, served: ServedModel) -> PreparedRequest:
     """A Generate request: chat through the chat template (stopping at the turn's end), or a raw prompt."""
     validation.check_generate(request)
-    sampling, spec_mode, allow_cut = _settings(request, served.limits.default_generation_tokens, served)
-    budget = prompt_budget.PromptBudget(served.context_length, sampling.max_tokens)
+    sampling, spec_mode, allow_cut, budget = _settings(
+        request, served.limits.default_generation_tokens, served
+    )
     tokenizer = served.tokenizer
     if request.WhichOneof("input") == "chat":
         chat = served.chat or ChatTemplate(None, tokenizer.bos_token, tokenizer.eos_token)
@@ -106,4 +127,6 @@ def prepare_generate(request: pb.GenerateRequest, served: ServedModel) -> Prepar
         def fit() -> prompt_budget.FittedPrompt:
             return prompt_budget.fit_raw_prompt(tokenizer, budget, request.prompt, allow_cut)
 
-    return PreparedRequest(RequestKind.GENERATION, sampling, spec_mode, fit, pb.GenerateChunk)
+    return PreparedRequest(
+        RequestKind.GENERATION, sampling, spec_mode, budget, fit, pb.GenerateChunk, sampling.max_tokens
+    )

@@ -1,7 +1,9 @@
 """Fitting a request's prompt into the model's context: the documented truncation policy.
 
-The prompt may use ``context_length - max_tokens`` tokens. When it needs more and the request allows
-cutting (TRUNCATION_POLICY_KEEP_NEAR_CURSOR), text farthest from the cursor goes first:
+The prompt may use the context less the reply's share, ``min(max_tokens, context_length // 2)`` tokens
+(`PromptBudget`); the reply then gets what the prompt left, up to max_tokens. When the prompt needs
+more and the request allows cutting (TRUNCATION_POLICY_KEEP_NEAR_CURSOR), text farthest from the
+cursor goes first:
 
 * Complete: context snippets, lowest score first (of equal scores, the later one first); then the
   file itself, cut from the start of the prefix and the end of the suffix. The suffix keeps at most a
@@ -38,31 +40,39 @@ class FittedPrompt:
     truncated_tokens: int
     dropped_snippets: int = 0
     healing: bytes = b""  # text token healing removed from the end; the output reproduces it first
+    healing_tokens: int = 0  # how many tokens that text was
 
 
 @dataclass(frozen=True)
 class PromptBudget:
-    """Room for one request's prompt: the model's context minus the tokens it may generate."""
+    """Room for one request's prompt and reply in the model's context.
+
+    The reply is guaranteed ``min(max_tokens, context_length // 2)`` tokens: the prompt is cut (or
+    rejected) only when it needs more than the rest. A shorter prompt leaves the reply more room, up
+    to `max_tokens`; `reply_tokens` is the clamp the daemon applies once the prompt is known.
+    """
 
     context_length: int
     max_tokens: int
 
     @property
     def prompt_tokens(self) -> int:
-        return self.context_length - self.max_tokens
+        """Most tokens the prompt may use."""
+        return self.context_length - self.reserved_tokens
 
-    def check(self) -> None:
-        """max_tokens must leave room for at least one prompt token."""
-        if self.prompt_tokens < 1:
-            raise RequestError(
-                f"sampling.max_tokens {self.max_tokens} leaves no room for the prompt in the model's "
-                f"context of {self.context_length} tokens"
-            )
+    @property
+    def reserved_tokens(self) -> int:
+        """Tokens kept for the reply whatever the prompt's length."""
+        return max(1, min(self.max_tokens, self.context_length // 2))
+
+    def reply_tokens(self, prompt_tokens: int) -> int:
+        """The request's max_tokens lowered to what the context holds after a fitted prompt."""
+        return max(1, min(self.max_tokens, self.context_length - prompt_tokens))
 
     def rejection(self, prompt_tokens: int) -> RequestError:
         return RequestError(
             f"the prompt is {prompt_tokens} tokens but only {self.prompt_tokens} fit (context "
-            f"{self.context_length} minus max_tokens {self.max_tokens}), and truncation is "
+            f"{self.context_length} minus {self.reserved_tokens} kept for the reply), and truncation is "
             "TRUNCATION_POLICY_REJECT; send less text or allow KEEP_NEAR_CURSOR"
         )
 
@@ -124,7 +134,6 @@ def fit_completion(
     allow_cut: bool,
 ) -> FittedPrompt:
     """The FIM prompt of a completion, cut by the policy above. `snippets` are ((path, text), score)."""
-    budget.check()
     limit = budget.prompt_tokens
     kept = list(range(len(snippets)))
 
@@ -158,7 +167,6 @@ def fit_completion(
 
 def fit_raw_prompt(tokenizer: Tokenizer, budget: PromptBudget, prompt: str, allow_cut: bool) -> FittedPrompt:
     """A raw Generate prompt, losing its start when it is too long."""
-    budget.check()
     full = tokenizer.encode(prompt)
     if len(full) <= budget.prompt_tokens:
         return FittedPrompt(full, 0)
@@ -178,7 +186,6 @@ def fit_chat(
     allow_cut: bool,
 ) -> FittedPrompt:
     """Chat messages rendered by the model's template, oldest non-system messages dropped first."""
-    budget.check()
     limit = budget.prompt_tokens
 
     def render(selected: Sequence[Message]) -> list[int]:

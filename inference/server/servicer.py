@@ -22,13 +22,18 @@ import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import RequestKind
-from inference.engine.errors import EngineError, InvalidRequestError, ResourceExhaustedError
+from inference.engine.errors import (
+    EngineError,
+    InvalidRequestError,
+    ResourceExhaustedError,
+    StepFailedError,
+)
 from inference.engine.sequence import FinishReason, Request, RequestMetrics
 from inference.server import validation
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
 from inference.server.live_requests import LiveRequest, LiveRequests
-from inference.server.model_facts import ServedModel
 from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate
+from inference.server.served_model import ServedModel
 from inference.server.validation import RequestError, UndecodableRequest
 
 log = logging.getLogger(__name__)
@@ -41,6 +46,8 @@ def _error_status(error: BaseException) -> tuple[grpc.StatusCode, str]:
         return grpc.StatusCode.RESOURCE_EXHAUSTED, str(error)
     if isinstance(error, InvalidRequestError | RequestError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(error)
+    if isinstance(error, StepFailedError):
+        return grpc.StatusCode.INTERNAL, str(error)
     return grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
 
 
@@ -171,7 +178,7 @@ class InferenceServicer:
         try:
             try:
                 prepared.sampling.validate()
-                fitted = await asyncio.to_thread(prepared.fit)
+                fitted, clamped_to = await asyncio.to_thread(prepared.fit)
             except (RequestError, ValueError) as bad:
                 outcome.ended = True
                 self.counters.finished(None, cancelled=False)
@@ -184,10 +191,6 @@ class InferenceServicer:
                     sampling=prepared.sampling,
                     kind=prepared.kind,
                     spec_mode=prepared.spec_mode,
-                    # Cancel-previous is the servicer's job (`LiveRequests`): it orders calls by arrival
-                    # and names the newer request in the older one's status. The engine would order
-                    # them by submission, which prompt fitting in threads can swap.
-                    session_id=None,
                 )
                 async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
                     yield prepared.chunk_class(request_id=request_id, text_delta=delta)
@@ -204,7 +207,7 @@ class InferenceServicer:
                     outcome.finish or FinishReason.ERROR, pb.FINISH_REASON_ERROR
                 ),
                 figures=request_figures(
-                    outcome.metrics, fitted.truncated_tokens, outcome.first_token_ms, total_ms
+                    outcome.metrics, fitted.truncated_tokens, outcome.first_token_ms, total_ms, clamped_to
                 ),
             )
             status = _final_status(live, outcome)

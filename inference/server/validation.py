@@ -78,7 +78,10 @@ def check_ids(request_id: str, session_id: str) -> None:
 def sampling_params(
     sampling: pb.SamplingParams, default_tokens: int, limits: RequestLimits
 ) -> SamplingParams:
-    """The engine's `SamplingParams` for a request's sampling message, with defaults filled in."""
+    """The engine's `SamplingParams` for a request's sampling message, with defaults filled in.
+
+    `max_tokens` is what the request asked for; `PreparedRequest.fit` lowers it to the model's room.
+    """
     temperature = float(sampling.temperature)
     if not math.isfinite(temperature) or temperature < 0:
         raise RequestError(
@@ -90,11 +93,6 @@ def sampling_params(
     if sampling.HasField("max_tokens") and sampling.max_tokens == 0:
         raise RequestError("sampling.max_tokens is 0; ask for at least 1 token (or leave it unset)")
     max_tokens = sampling.max_tokens if sampling.HasField("max_tokens") else default_tokens
-    if max_tokens > limits.max_new_tokens:
-        raise RequestError(
-            f"sampling.max_tokens is {sampling.max_tokens}; "
-            f"this daemon allows at most {limits.max_new_tokens}"
-        )
     stops = tuple(sampling.stop)
     if len(stops) > MAX_STOP_STRINGS:
         raise RequestError(f"sampling.stop has {len(stops)} strings; at most {MAX_STOP_STRINGS} are allowed")

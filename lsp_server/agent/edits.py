@@ -23,6 +23,10 @@ class EditDoesNotApply(ValueError):
     """The edit names text that is not in the file (or is there more than once)."""
 
 
+class EditOutsideWorkspace(ValueError):
+    """A proposed edit to a file outside the workspace (through ``..``, an absolute path or a symlink)."""
+
+
 @dataclass(frozen=True)
 class Replacement:
     """Replace ``search`` (exactly once) by ``replace`` in ``path``; an empty ``search`` creates the file."""

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from indexer.positions import utf16_length
-from lsp_server.agent.edits import Target
+from lsp_server.agent.edits import EditOutsideWorkspace, Target
 from lsp_server.agent.loop import FixResult, FixTask, run_fix
-from lsp_server.agent.model_calls import daemon_generate, supports_tool_calls
+from lsp_server.agent.model_calls import daemon_generate
 from lsp_server.agent.sandbox import Limits, Sandbox
-from lsp_server.completion.service import RequestRejected
+from lsp_server.daemon import RequestRejected
 from lsp_server.progress import begin_progress
 from lsp_server.rewrite.session import STREAM_NOTIFICATION
-from lsp_server.rewrite.workspace_edit import ANNOTATION_ID, EditOutsideWorkspace, check_inside_workspace
+from lsp_server.rewrite.workspace_edit import ANNOTATION_ID, check_inside_workspace
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
@@ -183,4 +183,4 @@ async def _model_takes_tools(ls: CodedraftServer) -> bool:
         info = await client.model_info(timeout=5.0)
     except Exception:  # no model info: the fixed pipeline works with any model
         return False
-    return supports_tool_calls(info.model.path)
+    return bool(info.supports_tools)

@@ -35,7 +35,9 @@ def fit_budgets(settings: CompletionSettings, context_length: int) -> PromptBudg
     )
     if context_length <= 0:
         return wanted
-    generated = min(settings.max_tokens, context_length // 2)  # the daemon caps max_tokens the same way
+    # The wire contract (SamplingParams.max_tokens): the daemon keeps min(max_tokens, half the context)
+    # for the reply and gives the prompt the rest. max_tokens itself is sent as set.
+    generated = min(settings.max_tokens, context_length // 2)
     room = int((context_length - generated - RESERVED_TOKENS) * HEADROOM)
     total = wanted.prefix + wanted.suffix + wanted.context
     if total <= room:

@@ -1,11 +1,12 @@
 """One ghost-text suggestion from start to end: trigger rules, the typed-through cache, debounce,
 retrieval, the daemon's stream, post-processing.
 
-The service knows the daemon only as a function that streams ``CompleteChunk`` messages for a
-``CompleteRequest`` and the index only as a retrieval function, so it is tested without either.
-A newer request for the same document cancels the older one, and so does the editor's
-``$/cancelRequest`` (pygls cancels the handler's task): the cancellation reaches the daemon call,
-which stops decoding.
+The service knows the daemon only as functions that stream ``CompleteChunk`` messages for a
+``CompleteRequest`` and cancel a request, and the index only as a retrieval function, so it is tested
+without either. Every request carries the document as its ``session_id``: the daemon, which owns
+cancel-previous, stops a document's older completion when a newer one arrives, and the older stream
+ends with ``FINISH_REASON_CANCELLED``. The editor's ``$/cancelRequest`` cancels the handler's task
+(pygls), which closes the stream and stops decoding.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.debounce import AdaptiveDebounce
+from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.pipeline import postprocess
 from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
@@ -27,6 +29,7 @@ from lsp_server.completion.suggestion_cache import SuggestionCache
 from lsp_server.completion.trigger import suppression_reason
 from lsp_server.completion.window import cursor_window
 from lsp_server.config import CompletionSettings
+from lsp_server.daemon import RequestRejected
 
 StreamComplete = Callable[[pb.CompleteRequest, float], AsyncIterator[pb.CompleteChunk]]
 """Streams the daemon's chunks for a request, with a timeout in seconds. Raises ``TimeoutError`` when
@@ -34,9 +37,13 @@ the timeout passes, ``ConnectionError`` when the daemon cannot be reached, and :
 when it refuses the request (both with a message a person can act on); closing the iterator early
 cancels the call."""
 
+CancelRequest = Callable[[str], Awaitable[bool]]
+"""Asks the daemon to stop a request by id; True when it will end the stream with its final figures."""
 
-class RequestRejected(Exception):
-    """The daemon refused or failed the request itself (bad argument, full KV pool or queue)."""
+SUPERSEDED = "superseded by a newer request"
+# After asking the daemon to stop a suggestion whose block has ended, how long to wait for the final
+# chunk and its figures (one engine step) before closing the stream without them.
+FINAL_CHUNK_WAIT_S = 0.5
 
 
 Retrieve = Callable[[RetrievalQuery, int, float, threading.Event], Sequence[Snippet]]
@@ -87,57 +94,59 @@ class CompletionService:
         stream: StreamComplete,
         retrieve: Retrieve | None = None,
         context_length: Callable[[], int] = lambda: 0,
+        cancel: CancelRequest | None = None,
     ) -> None:
         """``context_length`` gives the daemon's model context (0 while unknown); prompts are sized
-        to fit it (see ``budgets.py``)."""
+        to fit it (see ``budgets.py``). ``cancel`` stops a request whose suggestion is complete
+        before the daemon's stream is (without it the stream is closed, and its figures are lost)."""
         self._settings = settings
         self._stream = stream
         self._retrieve = retrieve
         self._context_length = context_length
+        self._cancel = cancel
         initial = settings()
         self.debounce = AdaptiveDebounce(initial.debounce_ms, initial.max_debounce_ms)
         self.cache = SuggestionCache()
-        self._inflight: dict[str, asyncio.Task[CompletionOutcome]] = {}
+        self.trees = DocumentTrees()
         self._snippets: dict[str, tuple[int, list[Snippet]]] = {}
+        self._started = 0
+        self._sent: dict[str, int] = {}
 
     async def complete(self, query: CompletionQuery) -> CompletionOutcome:
-        """The suggestion at ``query``'s cursor; supersedes the document's previous request."""
+        """The suggestion at ``query``'s cursor."""
         started = time.monotonic()
+        self._started += 1
+        number = self._started
         settings = self._settings()
         self.debounce.min_ms, self.debounce.max_ms = settings.debounce_ms, settings.max_debounce_ms
-        previous = self._inflight.pop(query.uri, None)
-        if previous is not None:
-            previous.cancel()  # whatever this request turns out to be, the older one is stale
-        context = CursorContext(query.text[: query.offset], query.text[query.offset :], query.language)
+        # tree-sitter holds the GIL while it parses, so the thread alone would not free the loop: what
+        # does is that a keystroke's change is re-parsed incrementally (a millisecond or two).
+        context = await asyncio.to_thread(
+            self.trees.cursor_context, query.uri, query.text, query.offset, query.language
+        )
         reason = suppression_reason(context, settings, deleted=query.deleted)
         if reason is not None:
             return CompletionOutcome(None, reason)
         cached = self.cache.lookup(query.uri, context.prefix, context.suffix)
         if cached is not None:
             return CompletionOutcome(cached, from_cache=True, latency_ms=_ms_since(started))
-        task = asyncio.ensure_future(self._ask_model(query, context, settings, started))
-        self._inflight[query.uri] = task
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if task.cancelled() and not _current_task_cancelling():
-                return CompletionOutcome(None, "superseded by a newer request")
-            raise
-        finally:
-            if self._inflight.get(query.uri) is task:
-                del self._inflight[query.uri]
+        return await self._ask_model(query, context, settings, started, number)
 
     def forget(self, uri: str) -> None:
         """Drops what the service keeps for a closed document."""
         self.cache.forget(uri)
         self.debounce.forget(uri)
+        self.trees.forget(uri)
         self._snippets.pop(uri, None)
-        task = self._inflight.pop(uri, None)
-        if task is not None:
-            task.cancel()
+        self._sent.pop(uri, None)
 
     async def _ask_model(
-        self, query: CompletionQuery, context: CursorContext, settings: CompletionSettings, started: float
+        self,
+        query: CompletionQuery,
+        context: CursorContext,
+        settings: CompletionSettings,
+        started: float,
+        number: int,
     ) -> CompletionOutcome:
         await asyncio.sleep(self.debounce.delay_ms(query.uri) / 1000.0)
         budgets = fit_budgets(settings, self._context_length())
@@ -162,9 +171,16 @@ class CompletionService:
             sampling=pb.SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens),
             speculation=_SPECULATION.get(settings.speculation, pb.SPECULATION_MODE_AUTO),
         )
+        # Debounce waits and retrieval times differ, so a document's requests can get here out of order;
+        # an older one must not reach the daemon after a newer one, which it would then supersede.
+        if self._sent.get(query.uri, 0) > number:
+            return CompletionOutcome(None, SUPERSEDED, latency_ms=_ms_since(started))
+        self._sent[query.uri] = number
         streaming = time.monotonic()
         try:
-            text, figures = await self._stream_text(request, context, settings.timeout_ms / 1000.0)
+            text, figures, superseded, finishing = await self._stream_text(
+                request, context, settings.timeout_ms / 1000.0
+            )
         except TimeoutError:
             return CompletionOutcome(None, "timed out", latency_ms=_ms_since(started), snippets=snippets)
         except ConnectionError as error:
@@ -174,7 +190,19 @@ class CompletionService:
                 None, f"the daemon refused the request: {error}", latency_ms=_ms_since(started)
             )
         daemon_ms = _ms_since(streaming)
-        verdict = postprocess(context, text)
+        if superseded:
+            return CompletionOutcome(
+                None, SUPERSEDED, False, _ms_since(started), daemon_ms, figures, snippets
+            )
+        postprocessing = asyncio.to_thread(postprocess, context, text)
+        if finishing is None:
+            verdict = await postprocessing
+        else:  # the daemon's last chunk arrives while the suggestion is post-processed
+            try:
+                verdict, (figures, finished) = await asyncio.gather(postprocessing, finishing)
+            finally:
+                finishing.cancel()
+            daemon_ms = max(daemon_ms, (finished - streaming) * 1000.0)
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
@@ -184,22 +212,30 @@ class CompletionService:
 
     async def _stream_text(
         self, request: pb.CompleteRequest, context: CursorContext, timeout_s: float
-    ) -> tuple[str, pb.RequestFigures | None]:
-        """The streamed text; stops reading (which cancels the call) once the suggestion's block ended."""
+    ) -> tuple[str, pb.RequestFigures | None, bool, asyncio.Task[_Final] | None]:
+        """The streamed text, the daemon's figures, whether the daemon stopped the request before its
+        suggestion was complete (a newer request of the document superseded it), and, when the
+        suggestion's block ended first, the task that reads the rest.
+
+        A block that has ended is stopped in the daemon with a Cancel, so that its stream still ends
+        with the request's figures; the returned task waits for them (briefly) and closes the stream."""
         text = ""
-        figures: pb.RequestFigures | None = None
         stream = self._stream(request, timeout_s)
+        handed_over = False
         try:
             async for chunk in stream:
                 text += chunk.text_delta
                 if chunk.done:
-                    figures = chunk.figures
-                    break
+                    return text, chunk.figures, chunk.finish_reason == pb.FINISH_REASON_CANCELLED, None
                 if text.count("\n") >= 2 and stop_at_block_end(context, text) != text:
+                    if self._cancel is not None and await self._cancel(chunk.request_id):
+                        handed_over = True
+                        return text, None, False, asyncio.ensure_future(_final_figures(stream))
                     break
         finally:
-            await stream.aclose()  # type: ignore[attr-defined]
-        return text, figures
+            if not handed_over:
+                await stream.aclose()  # type: ignore[attr-defined]
+        return text, None, False, None
 
     async def _snippets_for(self, query: CompletionQuery, budget_tokens: int) -> list[Snippet]:
         """Retrieval results, kept while the cursor stays on one line so the prompt stays cache-stable."""
@@ -220,6 +256,26 @@ class CompletionService:
         return snippets
 
 
+_Final = tuple[pb.RequestFigures | None, float]
+"""The figures of a stream's last chunk (None when it did not come in time), and when it came."""
+
+
+async def _final_figures(stream: AsyncIterator[pb.CompleteChunk]) -> _Final:
+    """Reads a stopped stream to its last chunk, for at most ``FINAL_CHUNK_WAIT_S``, then closes it."""
+    figures = None
+    try:
+        async with asyncio.timeout(FINAL_CHUNK_WAIT_S):
+            async for chunk in stream:
+                if chunk.done:
+                    figures = chunk.figures
+                    break
+    except (TimeoutError, ConnectionError, RequestRejected):
+        pass  # the suggestion is complete; only its figures are missing
+    finally:
+        await stream.aclose()  # type: ignore[attr-defined]
+    return figures, time.monotonic()
+
+
 def _valid_utf8(text: str) -> str:
     """``text`` with lone surrogates (which JSON can carry but UTF-8 cannot) replaced."""
     return text.encode("utf-8", "replace").decode("utf-8")
@@ -227,8 +283,3 @@ def _valid_utf8(text: str) -> str:
 
 def _ms_since(started: float) -> float:
     return (time.monotonic() - started) * 1000.0
-
-
-def _current_task_cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from lsp_server.completion.postprocess.context import CursorContext
-from lsp_server.completion.syntax import language_spec, parse
 from lsp_server.config import CompletionSettings
 
 # Syntax nodes inside a string or comment that are code again (f-string and template interpolations).
 _CODE_INSIDE_TEXT = ("interpolation", "template_substitution", "substitution", "embedded")
-_MAX_PARSE_CHARS = 400_000
 
 
 def suppression_reason(
@@ -37,12 +35,11 @@ def suppression_reason(
 
 def text_context(context: CursorContext) -> str | None:
     """``"comment"`` or ``"string"`` when the cursor is inside one (by the language's grammar), else None."""
-    spec = language_spec(context.language)
-    if spec is None or not context.prefix or len(context.prefix) + len(context.suffix) > _MAX_PARSE_CHARS:
+    syntax = context.syntax if context.prefix else None
+    if syntax is None:
         return None
-    cursor = len(context.prefix.encode("utf-8", "surrogatepass"))
-    tree = parse(spec, context.prefix + context.suffix)
-    node = tree.root_node.descendant_for_byte_range(cursor - 1, cursor)
+    cursor = syntax.cursor
+    node = syntax.tree.root_node.descendant_for_byte_range(cursor - 1, cursor)
     while node is not None:
         kind = node.type
         if any(part in kind for part in _CODE_INSIDE_TEXT):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsprotocol import types
+import cattrs
+from lsprotocol import converters, types
 
 from lsp_server.agent.lsp_fix import run_agent_fix
 from lsp_server.rewrite.prompts import fix_instruction
@@ -16,6 +17,7 @@ from lsp_server.server import CodedraftServer
 REFACTOR_TITLE = "Refactor with codedraft…"
 FIX_TITLE = "Fix with codedraft"
 NOT_VERIFIED = "not verified: set codedraft.agent.checkCommand to have fixes checked before they are offered"
+_LSP_JSON = converters.get_converter()
 
 
 def setup(server: CodedraftServer) -> None:
@@ -32,7 +34,7 @@ def setup(server: CodedraftServer) -> None:
         actions: list[types.CodeAction] = []
         span = params.range
         if (span.start.line, span.start.character) != (span.end.line, span.end.character):
-            target = {"uri": uri, "range": range_json(span)}
+            target = {"uri": uri, "range": _LSP_JSON.unstructure(span)}
             actions.append(
                 types.CodeAction(
                     title=REFACTOR_TITLE,
@@ -56,7 +58,7 @@ def setup(server: CodedraftServer) -> None:
                     diagnostics=diagnostics,
                     data={
                         "uri": uri,
-                        "range": range_json(fix_range),
+                        "range": _LSP_JSON.unstructure(fix_range),
                         "diagnostics": [d.message for d in diagnostics],
                     },
                 )
@@ -85,19 +87,9 @@ def setup(server: CodedraftServer) -> None:
         return action
 
 
-def range_json(span: types.Range) -> dict[str, Any]:
-    return {
-        "start": {"line": span.start.line, "character": span.start.character},
-        "end": {"line": span.end.line, "character": span.end.character},
-    }
-
-
 def range_from_json(raw: Any) -> types.Range:
-    """An LSP range from its JSON form; ValueError when malformed."""
+    """An LSP range from its JSON form, by lsprotocol's converter; ValueError when malformed."""
     try:
-        return types.Range(
-            start=types.Position(line=int(raw["start"]["line"]), character=int(raw["start"]["character"])),
-            end=types.Position(line=int(raw["end"]["line"]), character=int(raw["end"]["character"])),
-        )
-    except (KeyError, TypeError, ValueError) as error:
+        return _LSP_JSON.structure(raw, types.Range)
+    except (cattrs.BaseValidationError, TypeError, ValueError) as error:
         raise ValueError(f"not an LSP range: {raw!r}") from error

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from indexer.positions import utf16_length
-from indexer.retrieval.base import cursor_offset
-from lsp_server.features.suggest import suggestion_at
+from indexer.positions import cursor_offset, utf16_length
+from lsp_server.completion.at_position import suggestion_at
 from lsp_server.server import CodedraftServer
 
 _WORD_BEFORE = re.compile(r"[\w$]*$")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_server.features.suggest import suggestion_at
+from lsp_server.completion.at_position import suggestion_at
 from lsp_server.server import CodedraftServer
 
 

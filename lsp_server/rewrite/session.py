@@ -15,11 +15,12 @@ from lsprotocol import types
 
 from indexer.positions import utf16_length
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.service import RequestRejected
+from lsp_server.agent.edits import EditOutsideWorkspace
+from lsp_server.daemon import RequestRejected
 from lsp_server.progress import begin_progress
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
-from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace, annotated_edit, check_inside_workspace
+from lsp_server.rewrite.workspace_edit import annotated_edit, check_inside_workspace
 
 if TYPE_CHECKING:
     from lsp_server.server import CodedraftServer

@@ -7,11 +7,9 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from lsp_server.agent.edits import EditOutsideWorkspace
+
 ANNOTATION_ID = "codedraft"
-
-
-class EditOutsideWorkspace(ValueError):
-    """A proposed edit to a file outside the workspace (through ``..``, an absolute path or a symlink)."""
 
 
 def check_inside_workspace(uri: str, root: Path | None) -> Path:

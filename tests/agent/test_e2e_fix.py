@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from tests.e2e.lsp_harness import open_document, running_lsp
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 CODEDRAFT = str(Path(sys.executable).parent / "codedraft")
 CALC = (
@@ -161,3 +164,19 @@ def test_the_embedded_model_is_handled_cleanly(tmp_path: Path) -> None:
     assert 1 <= len(report["attempts"]) <= 2
     assert all(attempt["outcome"] for attempt in report["attempts"])
     assert (root / "calc.py").read_text() == CALC
+
+
+def test_cli_takes_the_workspace_from_the_files_repository(tmp_path: Path, scripted_daemon: str) -> None:
+    """Run from elsewhere, FILE's git repository is the workspace (not the current directory)."""
+    root = workspace(tmp_path)
+    (root / "pkg").mkdir()
+    (root / "pkg" / "calc.py").write_text(CALC)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    check = "cd pkg && " + CHECK
+    target = f"{root / 'pkg' / 'calc.py'}:6"
+    argv = [CODEDRAFT, "fix", target, "--check", check, "--daemon", scripted_daemon, "--steps", "2", "--json"]
+    result = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["status"] == "verified"
+    assert "--- a/pkg/calc.py" in report["diff"]

@@ -9,6 +9,7 @@ import pytest
 
 from lsp_server.agent.edits import (
     EditDoesNotApply,
+    EditOutsideWorkspace,
     MalformedEdit,
     Replacement,
     Target,
@@ -17,7 +18,6 @@ from lsp_server.agent.edits import (
 )
 from lsp_server.agent.lsp_fix import changed_lines
 from lsp_server.agent.scratch import ScratchCopy
-from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace
 
 TEXT = "def f(x):\n    y = x + 1\n    return y\n"
 TARGET = Target("m.py", 1, 1)
@@ -129,15 +129,3 @@ def test_changed_lines_are_the_smallest_whole_line_edit() -> None:
     )
     span, text = changed_lines("a\nb", "a\nbe")
     assert (span.start.line, span.end.line, span.end.character, text) == (1, 1, 1, "be")
-
-
-def test_tool_support_is_read_from_the_chat_template(tmp_path: Path) -> None:
-    from lsp_server.agent.model_calls import supports_tool_calls
-
-    (tmp_path / "tokenizer_config.json").write_text(
-        '{"chat_template": "{% if tools %}<tools>{% endif %}<tool_call>"}'
-    )
-    assert supports_tool_calls(str(tmp_path)) is True
-    (tmp_path / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }}"}')
-    assert supports_tool_calls(str(tmp_path)) is False
-    assert supports_tool_calls(str(tmp_path / "missing")) is False

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.agent.edits import Target
 from lsp_server.agent.loop import FixTask, run_fix
@@ -104,6 +106,7 @@ async def test_tool_calls_are_followed(tmp_path: Path) -> None:
     assert "   2 |     return sum(items) + 1" in responses[2]
 
 
+@pytest.mark.slow
 async def test_the_time_limit_stops_a_model_that_never_answers(tmp_path: Path) -> None:
     root = workspace(tmp_path)
 
@@ -141,3 +144,18 @@ async def test_a_refactor_must_keep_a_passing_check_passing(tmp_path: Path) -> N
     assert "use an explicit loop" in first and "passes now and must still pass" in first
     assert "for item in items" in result.changes["calc.py"][1]
     assert (root / "calc.py").read_text() == source
+
+
+def test_the_agent_loop_imports_no_language_server_library() -> None:
+    """`codedraft fix` runs the loop without LSP: neither pygls nor lsprotocol (nor torch) is loaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lsp_server.agent.loop, lsp_server.agent.model_calls, lsp_server.agent.sandbox\n"
+        "print(','.join(m for m in ('pygls', 'lsprotocol', 'torch') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout.strip() == ""

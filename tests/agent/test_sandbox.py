@@ -134,6 +134,7 @@ def test_no_network_not_even_the_hosts_loopback(tmp_path: Path, backend: str) ->
     assert [line.split()[0] for line in result.output.splitlines()] == ["refused"] * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_fork_bomb_is_capped_and_cleared(tmp_path: Path, backend: str) -> None:
     marker = f"bomb{os.getpid()}{backend}"
@@ -169,6 +170,7 @@ def test_memory_and_file_size_are_limited(tmp_path: Path, backend: str) -> None:
     assert "File too large" in result.output or "File size limit exceeded" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sleeping_forever_is_killed_at_the_wall_clock_limit(tmp_path: Path, backend: str) -> None:
     started = time.monotonic()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from bench.engine_workloads import lines_reproduced, refactor_prompt
 from inference.loading import load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
@@ -20,6 +22,7 @@ def test_lines_reproduced_counts_verbatim_lines_in_order() -> None:
     assert lines_reproduced(expected, "") == 0
 
 
+@pytest.mark.slow
 def test_refactor_case_is_the_rename_of_the_prompts_function(tmp_path: Path) -> None:
     loaded = load_model(make_tiny_checkpoint(tmp_path / "tiny", "llama", max_position_embeddings=4096), "cpu")
     case = refactor_prompt(loaded, 4096)

@@ -11,6 +11,15 @@ from tests.e2e.daemon_process import running_daemon
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e/ is end to end, and slow."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def scripted_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A daemon whose model completes with "return total" and answers chats with

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import os
-import signal
-import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from inference.client import InferenceClient
-from tests.e2e.lsp_harness import CODEDRAFT
+from inference.daemon_process import DaemonProcess, daemon_command
+
+READY_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class DaemonHandle:
     """A running daemon: its address and its process."""
 
     address: str
-    process: subprocess.Popen[bytes]
+    process: DaemonProcess
 
 
 @contextlib.contextmanager
@@ -30,49 +30,20 @@ def running_daemon(model: Path, socket: Path, log: Path) -> Iterator[DaemonHandl
     stops it with SIGTERM at the end."""
     address = f"unix:{socket}"
     socket.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(log, "ab") as log_file:
-        process = subprocess.Popen(
-            [
-                CODEDRAFT,
-                "daemon",
-                "--model",
-                str(model),
-                "--no-draft",
-                "--listen",
-                address,
-                "--device",
-                "cpu",
-                "--kv-cache-mb",
-                "64",
-            ],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+    argv = daemon_command(address, model=model, no_draft=True, device="cpu", kv_cache_mb=64)
+    process = DaemonProcess(argv, log)
     try:
         # in a thread of its own: the caller may be inside a running event loop
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             pool.submit(asyncio.run, _wait_ready(address, process)).result()
         yield DaemonHandle(address, process)
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        process.stop()
 
 
-async def _wait_ready(address: str, process: subprocess.Popen[bytes]) -> None:
+async def _wait_ready(address: str, process: DaemonProcess) -> None:
     async with InferenceClient(address) as client:
-        for _ in range(600):
-            if process.poll() is not None:
-                raise RuntimeError(f"the daemon exited with status {process.returncode}")
-            if await client.health(timeout=0.5) == "SERVING":
-                return
-            await asyncio.sleep(0.1)
-    raise RuntimeError("the daemon did not become ready in 60 s")
+        await process.wait_ready(client, READY_TIMEOUT_S)
 
 
 async def daemon_stats(address: str) -> dict[str, float]:
@@ -86,11 +57,12 @@ async def daemon_stats(address: str) -> dict[str, float]:
     }
 
 
-async def wait_until_active(address: str) -> None:
-    """Waits until the daemon reports a running request (30 s at most)."""
+async def wait_until_active(address: str, timeout_s: float = 30.0) -> None:
+    """Waits until the daemon reports a running request (``timeout_s`` at most)."""
+    deadline = time.monotonic() + timeout_s
     async with InferenceClient(address) as client:
-        for _ in range(3000):
-            if (await client.stats(timeout=5.0)).requests_active >= 1:
+        while (left := deadline - time.monotonic()) > 0:
+            if (await client.stats(timeout=max(0.1, min(5.0, left)))).requests_active >= 1:
                 return
             await asyncio.sleep(0.01)
-    raise AssertionError("no request reached the daemon")
+    raise AssertionError(f"no request reached the daemon in {timeout_s:g} s")

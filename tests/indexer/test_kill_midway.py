@@ -13,9 +13,11 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 RUN_INDEX = (
     "import argparse, sys\n"
-    "from lsp_server.subcommands import index\n"
+    "from codedraft import index\n"
     "parser = argparse.ArgumentParser()\n"
     "index.configure(parser)\n"
     "sys.exit(index.run(parser.parse_args(sys.argv[1:])))\n"
@@ -74,6 +76,7 @@ def committed_files(db: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_sigkill_mid_index_then_rerun_matches_clean(
     tmp_path: Path, write_files: Callable, dump_store: Callable
 ) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.retrieval.base import RetrievalContext, RetrievalQuery, Snippet, cursor_offset
+from indexer.positions import cursor_offset
+from indexer.retrieval.base import RetrievalContext, RetrievalQuery, Snippet
 from indexer.retrieval.bm25 import Bm25Retriever
 from indexer.retrieval.definitions import DefinitionsRetriever
 from indexer.retrieval.fusion import estimate_tokens, pack_into_budget, reciprocal_rank_fusion

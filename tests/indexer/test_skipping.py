@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.gitignore import is_ignored, parse_rule
+from indexer.gitignore import IgnoreRules, is_ignored, parse_rules
 from indexer.skipping import SkipPolicy, content_skip_reason, path_skip_reason, walk_workspace
 
 
-def rules(*lines: str) -> list:
-    return [rule for rule in map(parse_rule, lines) if rule is not None]
+def rules(*lines: str) -> IgnoreRules:
+    return parse_rules(lines)
 
 
 def test_gitignore_patterns() -> None:
@@ -27,6 +27,16 @@ def test_nested_gitignore_overrides_its_parent() -> None:
     sets = [("", rules("*.gen.py")), ("pkg", rules("!wanted.gen.py"))]
     assert is_ignored(sets, "pkg/other.gen.py", False)
     assert not is_ignored(sets, "pkg/wanted.gen.py", False)
+
+
+def test_gitignore_edge_cases_as_git_reads_them() -> None:
+    root = rules("logs/**", "\\#kept", "*.txt", "!notes.txt", "trailing\\ ")
+    sets = [("", root), ("sub", rules("notes.txt"))]
+    assert is_ignored(sets, "logs/a/b.py", False) and not is_ignored(sets, "src/logs", True)
+    assert is_ignored(sets, "#kept", False)  # an escaped hash is a pattern, not a comment
+    assert is_ignored(sets, "a.txt", False) and not is_ignored(sets, "notes.txt", False)
+    assert is_ignored(sets, "sub/notes.txt", False)  # the deeper file decides
+    assert is_ignored(sets, "trailing ", False) and not is_ignored(sets, "trailing", False)
 
 
 def write(root: Path, relative: str, data: bytes | str) -> None:

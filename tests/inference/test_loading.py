@@ -211,3 +211,16 @@ def test_corrupt_tokenizer(broken: Path) -> None:
     (broken / "tokenizer.json").write_text('{"version": "1.0", "model": 3}')
     with pytest.raises(ModelLoadError, match=r"cannot load .*tokenizer\.json"):
         load_model(broken, device="cpu")
+
+
+def test_chat_template_from_its_own_file(broken: Path) -> None:
+    """Current transformers saves the template as chat_template.jinja, not in tokenizer_config.json."""
+    config = json.loads((broken / "tokenizer_config.json").read_text())
+    template = config.pop("chat_template")
+    (broken / "tokenizer_config.json").write_text(json.dumps(config))
+    assert load_model(broken, device="cpu").chat.source is None  # type: ignore[union-attr]
+    (broken / "chat_template.jinja").write_text(template)
+    loaded = load_model(broken, device="cpu")
+    assert loaded.chat is not None and loaded.chat.source == template
+    messages = [{"role": "user", "content": "hi"}]
+    assert loaded.chat.render(messages, add_generation_prompt=True).endswith("<|im_start|>assistant\n")

@@ -8,7 +8,7 @@ import pytest
 
 from inference.prompts.chat import ChatTemplate, ChatTemplateError
 from inference.tokenizer import Tokenizer
-from tests.fixtures.tiny_models import train_tokenizer_json, write_tokenizer
+from tests.fixtures.tiny_models import TOOL_CALL_TEMPLATE, train_tokenizer_json, write_tokenizer
 
 MESSAGES = [
     {"role": "system", "content": "You fix code."},
@@ -65,6 +65,16 @@ def test_named_template_list(tmp_path: Path) -> None:
     templates = [{"name": "tool_use", "template": "TOOLS"}, {"name": "default", "template": "DEFAULT"}]
     chat = ChatTemplate.from_tokenizer(Tokenizer.from_dir(write_tokenizer(tmp_path, chat_template=templates)))
     assert chat.render(MESSAGES) == "DEFAULT"
+
+
+def test_whether_the_template_takes_tools(tmp_path: Path) -> None:
+    assert ChatTemplate(TOOL_CALL_TEMPLATE).supports_tools
+    assert not ChatTemplate.from_tokenizer(Tokenizer.from_dir(write_tokenizer(tmp_path / "a"))).supports_tools
+    assert not ChatTemplate(None, chatml=True).supports_tools
+    named = [{"name": "default", "template": "DEFAULT"}, {"name": "tool_use", "template": TOOL_CALL_TEMPLATE}]
+    tokenizer = Tokenizer.from_dir(write_tokenizer(tmp_path / "b", chat_template=named))
+    chat = ChatTemplate.from_tokenizer(tokenizer)
+    assert chat.supports_tools and chat.render(MESSAGES) == "DEFAULT"
 
 
 def test_fallbacks(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ def test_small_context_scales_every_budget_in_proportion() -> None:
     assert abs(fitted.prefix / fitted.suffix - 3) < 0.05
 
 
-def test_max_tokens_is_capped_like_the_daemon_caps_it() -> None:
+def test_a_large_max_tokens_leaves_the_prompt_the_half_the_daemon_keeps_for_it() -> None:
     settings = CompletionSettings(max_tokens=4096)
     fitted = fit_budgets(settings, 512)
     assert 0 < fitted.prefix + fitted.suffix + fitted.context <= (512 - 256 - RESERVED_TOKENS) * HEADROOM

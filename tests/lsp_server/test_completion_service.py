@@ -4,51 +4,91 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.service import CompletionQuery, CompletionService
+from lsp_server.completion.service import FINAL_CHUNK_WAIT_S, CompletionQuery, CompletionService
 from lsp_server.config import CompletionSettings
+from tests.fixtures.waiting import wait_until
 
 SETTINGS = CompletionSettings(debounce_ms=1, max_debounce_ms=2)
 
 
 class ScriptedDaemon:
     """Streams the scripted deltas; records requests and whether each stream was closed, and how far
-    it was read."""
+    it was read. Like the daemon, a newer request of a session (or a Cancel) stops the older stream,
+    which then ends with a final chunk: FINISH_REASON_CANCELLED and the figures."""
 
-    def __init__(self, deltas: list[str], hang: bool = False, error: Exception | None = None) -> None:
+    def __init__(
+        self,
+        deltas: list[str],
+        hang: bool = False,
+        error: Exception | None = None,
+        stall_after: int | None = None,
+    ) -> None:
+        """``hang``: each delta waits for ``release`` (or a stop); ``stall_after``: after that many
+        deltas the stream waits for ``release`` whatever happens (a daemon that stopped answering)."""
         self.deltas = deltas
         self.hang = hang
+        self.stall_after = stall_after
         self.error = error
         self.requests: list[pb.CompleteRequest] = []
         self.closed: list[bool] = []
         self.sent: list[int] = []
+        self.cancelled: list[str] = []
         self.release = asyncio.Event()
+        self._stops: dict[str, asyncio.Event] = {}
+        self._by_session: dict[str, str] = {}
+
+    async def cancel(self, request_id: str) -> bool:
+        self.cancelled.append(request_id)
+        stop = self._stops.get(request_id)
+        if stop is not None:
+            stop.set()
+        return stop is not None
 
     async def stream(self, request: pb.CompleteRequest, timeout_s: float) -> AsyncIterator[pb.CompleteChunk]:
         self.requests.append(request)
         index = len(self.closed)
+        request_id = f"r{index}"
         self.closed.append(False)
         self.sent.append(0)
+        stop = self._stops[request_id] = asyncio.Event()
+        older = self._stops.get(self._by_session.get(request.session_id, ""))
+        if older is not None:
+            older.set()
+        self._by_session[request.session_id] = request_id
+        figures = pb.RequestFigures(prompt_tokens=40, reused_tokens=32, computed_tokens=8)
+        finish = pb.FINISH_REASON_EOS
         try:
             if self.error is not None:
                 raise self.error
             for delta in self.deltas:
-                if self.hang:
+                if self.sent[index] == self.stall_after:
                     await self.release.wait()
+                if self.hang:
+                    await _first_of(self.release, stop)
+                if stop.is_set():
+                    finish = pb.FINISH_REASON_CANCELLED
+                    break
                 self.sent[index] += 1
-                yield pb.CompleteChunk(text_delta=delta)
-            yield pb.CompleteChunk(
-                done=True,
-                finish_reason=pb.FINISH_REASON_EOS,
-                figures=pb.RequestFigures(prompt_tokens=40, reused_tokens=32, computed_tokens=8),
-            )
+                yield pb.CompleteChunk(request_id=request_id, text_delta=delta)
+                await asyncio.sleep(0)
+            yield pb.CompleteChunk(request_id=request_id, done=True, finish_reason=finish, figures=figures)
         finally:
             self.closed[index] = True
+            del self._stops[request_id]
+
+
+async def _first_of(*events: asyncio.Event) -> None:
+    waits = [asyncio.ensure_future(event.wait()) for event in events]
+    _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    for wait in pending:
+        wait.cancel()
 
 
 def query(text: str, uri: str = "file:///w/a.py", deleted: bool = False) -> CompletionQuery:
@@ -80,6 +120,29 @@ async def test_reading_stops_once_the_block_has_ended() -> None:
     assert outcome.text == "x = 1\n    return x"
     assert daemon.sent[0] == 4
     assert daemon.closed == [True]
+    assert outcome.figures is None  # the stream was closed before its last chunk
+
+
+async def test_a_finished_block_is_cancelled_so_its_figures_still_arrive() -> None:
+    deltas = ["x = 1\n", "    return x\n", "\n", "def g():\n"] + ["    pass\n"] * 50
+    daemon = ScriptedDaemon(deltas)
+    service = CompletionService(lambda: SETTINGS, daemon.stream, cancel=daemon.cancel)
+    outcome = await service.complete(query("def f():\n    |\n"))
+    assert outcome.text == "x = 1\n    return x"
+    assert daemon.cancelled == ["r0"] and daemon.sent[0] == 4
+    assert outcome.figures is not None
+    assert (outcome.figures.prompt_tokens, outcome.figures.reused_tokens) == (40, 32)
+
+
+async def test_a_daemon_that_stops_answering_after_the_block_costs_the_figures_only() -> None:
+    deltas = ["x = 1\n", "    return x\n", "\n", "def g():\n", "    pass\n"]
+    daemon = ScriptedDaemon(deltas, stall_after=4)
+    service = CompletionService(lambda: SETTINGS, daemon.stream, cancel=daemon.cancel)
+    started = time.monotonic()
+    outcome = await service.complete(query("def f():\n    |\n"))
+    assert outcome.text == "x = 1\n    return x" and outcome.figures is None
+    assert time.monotonic() - started < FINAL_CHUNK_WAIT_S + 2.0
+    assert daemon.cancelled == ["r0"] and daemon.closed == [True]
 
 
 async def test_typing_through_a_suggestion_does_not_ask_again() -> None:
@@ -92,12 +155,11 @@ async def test_typing_through_a_suggestion_does_not_ask_again() -> None:
     assert len(daemon.requests) == 1
 
 
-async def test_a_newer_request_supersedes_the_older_and_stops_its_stream() -> None:
+async def test_the_older_request_the_daemon_superseded_gives_that_reason() -> None:
     daemon = ScriptedDaemon(["slow"], hang=True)
     service = CompletionService(lambda: SETTINGS, daemon.stream)
     older = asyncio.ensure_future(service.complete(query("x = |\n")))
-    while not daemon.requests:
-        await asyncio.sleep(0.001)
+    await wait_until(lambda: daemon.requests, 10, "the request reached the daemon", 0.001)
     newer = asyncio.ensure_future(service.complete(query("x = 1|\n")))
     outcome = await older
     assert outcome.text is None and outcome.reason == "superseded by a newer request"
@@ -110,8 +172,7 @@ async def test_cancel_request_reaches_the_stream() -> None:
     daemon = ScriptedDaemon(["slow"], hang=True)
     service = CompletionService(lambda: SETTINGS, daemon.stream)
     task = asyncio.ensure_future(service.complete(query("x = |\n")))
-    while not daemon.requests:
-        await asyncio.sleep(0.001)
+    await wait_until(lambda: daemon.requests, 10, "the request reached the daemon", 0.001)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -172,16 +233,25 @@ async def test_debounce_follows_changed_settings() -> None:
     assert (service.debounce.min_ms, service.debounce.max_ms) == (40, 90)
 
 
-async def test_a_suppressed_request_still_cancels_the_older_one() -> None:
-    daemon = ScriptedDaemon(["slow"], hang=True)
-    service = CompletionService(lambda: SETTINGS, daemon.stream)
+async def test_an_older_request_never_reaches_the_daemon_after_a_newer_one() -> None:
+    """Retrieval (or a longer debounce) can hold an older request back until a newer one of the same
+    document was sent; sent then, it would supersede the newer one in the daemon."""
+    older_may_finish = threading.Event()
+
+    def retrieve(q: RetrievalQuery, budget: int, ms: float, cancel: threading.Event) -> list[Snippet]:
+        if q.column == 4:  # the older cursor: its retrieval is slow
+            assert older_may_finish.wait(10)
+        return []
+
+    daemon = ScriptedDaemon(["1"])
+    service = CompletionService(lambda: SETTINGS, daemon.stream, retrieve)
     older = asyncio.ensure_future(service.complete(query("x = |\n")))
-    while not daemon.requests:
-        await asyncio.sleep(0.001)
-    deleting = await service.complete(query("x = |\n", deleted=True))
-    assert deleting.reason == "the last edit deleted text"
+    await asyncio.sleep(0.05)
+    newer = await service.complete(query("x = 1|\n"))
+    older_may_finish.set()
     assert (await older).reason == "superseded by a newer request"
-    assert daemon.closed == [True]
+    assert newer.text == "1" or newer.reason is not None
+    assert [r.prefix for r in daemon.requests] == ["x = 1"]
 
 
 async def test_prompts_are_sized_to_the_daemons_context() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.training.corpus import stdlib_root
-from inference.training.train_default import main as train_main
+from training.corpus import stdlib_root
+from training.train_default import main as train_main
 
 CORPUS_FILES = (
     "json/__init__.py",

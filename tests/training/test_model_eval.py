@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.model_eval import main
-from lsp_server.subcommands.errors import CommandError
+from codedraft.errors import CommandError
 
 
 def test_model_eval_runs_on_tiny_models(

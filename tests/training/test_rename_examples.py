@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from inference.training.rename_examples import function_sources, rename_training_text
+from training.rename_examples import function_sources, rename_training_text
 
 SOURCE = """
 import os

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.training.schedule import PHASES, main, phase_argv
 from tests.training.conftest import HELD_OUT_PERCENT
+from training.schedule import PHASES, main, phase_argv
 
 
 def test_phases_continue_each_other_with_their_budgets(capsys: pytest.CaptureFixture[str]) -> None:

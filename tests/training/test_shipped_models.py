@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from inference.training.fim_format import fim_prompt
-from inference.training.greedy import TransformersModel
+from inference.layers import attention
+from inference.loading import load_model
+from inference.prompts.fim import fim_template_for
+from inference.tokenizer import Tokenizer
+from training.greedy import TransformersModel
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 BASE, DRAFT = MODELS / "codedraft-base", MODELS / "codedraft-draft"
@@ -26,7 +29,8 @@ def test_sizes_and_shared_tokenizer() -> None:
 def test_loads_and_completes_a_line(model_dir: Path) -> None:
     torch.set_num_threads(1)
     model = TransformersModel(model_dir)
-    prompt = fim_prompt("import os\n\n\ndef home():\n", "\n", spm=True, path="pkg/paths.py")
+    template = fim_template_for(Tokenizer.from_dir(model_dir))
+    prompt = template.build("import os\n\n\ndef home():\n", "\n", path="pkg/paths.py", spm=True)
     ids = model.complete_line(prompt, max_new_tokens=24)
     assert 1 <= len(ids) <= 24
     assert isinstance(model.decode(ids), str)
@@ -34,16 +38,13 @@ def test_loads_and_completes_a_line(model_dir: Path) -> None:
 
 def test_project_engine_model_matches_transformers() -> None:
     """The project's own loader and Llama implementation give transformers' logits on the shipped target."""
-    loading = pytest.importorskip("inference.loading")
-    attention = pytest.importorskip("inference.layers.attention")
     from transformers import AutoModelForCausalLM
 
     torch.set_num_threads(1)
-    loaded = loading.load_model(BASE, device="cpu", dtype=torch.float32)
+    loaded = load_model(BASE, device="cpu", dtype=torch.float32)
     reference = AutoModelForCausalLM.from_pretrained(BASE, dtype=torch.float32).eval()
-    ids = loaded.tokenizer.encode(
-        fim_prompt("def mean(xs):\n    total = 0\n", "\n    return total\n", spm=True)
-    )
+    prompt = loaded.fim.build("def mean(xs):\n    total = 0\n", "\n    return total\n", spm=True)
+    ids = loaded.tokenizer.encode(prompt)
     count, block_size = len(ids), 8
     blocks = torch.arange(1, 1 + (count + block_size - 1) // block_size, dtype=torch.int64)
     kv = attention.KVCache.allocate(loaded.config, len(blocks) + 1, block_size, torch.float32, "cpu")

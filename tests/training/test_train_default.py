@@ -10,17 +10,8 @@ import torch
 from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from inference.training.fim_format import (
-    EOS,
-    FILE_SEP,
-    FIM_MIDDLE,
-    FIM_PREFIX,
-    FIM_SUFFIX,
-    SPECIAL_TOKENS,
-    fim_prompt,
-    fim_training_text,
-)
-from inference.training.train_default import main as train_main
+from training.example_text import CODEDRAFT_FIM, EOS, SPECIAL_TOKENS, fim_training_text
+from training.train_default import main as train_main
 
 MODEL_DIRS = ("codedraft-base", "codedraft-draft")
 
@@ -63,7 +54,7 @@ def test_output_loads_with_transformers_and_generates(tiny_run: Path) -> None:
     model = AutoModelForCausalLM.from_pretrained(tiny_run / "codedraft-base", dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(tiny_run / "codedraft-base")
     assert tokenizer.eos_token_id == model.config.eos_token_id == 0
-    ids = tokenizer(fim_prompt("def f(x):\n", "\n", spm=True), return_tensors="pt").input_ids
+    ids = tokenizer(CODEDRAFT_FIM.build("def f(x):\n", "\n", spm=True), return_tensors="pt").input_ids
     out = model.generate(ids, max_new_tokens=4, do_sample=False)
     assert out.shape == (1, ids.shape[1] + 4) or int(out[0, -1]) == tokenizer.eos_token_id
 
@@ -83,7 +74,14 @@ def test_special_tokens_are_single_ids_and_fim_round_trips(tiny_run: Path) -> No
     encoded = tokenizer(text).input_ids
     assert tokenizer.decode(encoded) == text
     specials = [tokenizer.convert_ids_to_tokens(i) for i in encoded if i < len(SPECIAL_TOKENS)]
-    assert specials == [FILE_SEP, FILE_SEP, FIM_SUFFIX, FIM_PREFIX, FIM_MIDDLE, EOS]
+    assert specials == [
+        "<|file_sep|>",
+        "<|file_sep|>",
+        "<|fim_suffix|>",
+        "<|fim_prefix|>",
+        "<|fim_middle|>",
+        "<|endoftext|>",
+    ]
 
 
 def test_chat_template_renders(tiny_run: Path) -> None:
@@ -109,8 +107,8 @@ def test_resume_continues_with_the_same_tokenizer(tiny_run: Path, tiny_corpus: P
 
 
 def test_middle_weights_cover_fim_middles_and_their_end() -> None:
-    from inference.training.loss_weights import middle_weights
-    from inference.training.trainer import lm_loss
+    from training.loss_weights import middle_weights
+    from training.trainer import lm_loss
 
     mid, end = 3, 0
     ids = torch.tensor([[9, 1, 9, 2, 9, mid, 7, 7, end, 9, 9]])  # a FIM example, then plain text
@@ -124,7 +122,7 @@ def test_middle_weights_cover_fim_middles_and_their_end() -> None:
 
 
 def test_copy_weights_mark_tokens_that_repeat_an_earlier_ngram() -> None:
-    from inference.training.loss_weights import combine, copy_weights
+    from training.loss_weights import combine, copy_weights
 
     ids = torch.tensor([[5, 6, 7, 8, 1, 5, 6, 7, 9, 5, 6, 7, 8], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]])
     weights = copy_weights(ids, 3, 2.0)

@@ -94,6 +94,8 @@ case "$SERVER_KIND" in
     else
       SERVER_SETTINGS="\"codedraft.server.pythonPath\": \"$REPO_DIR/.venv/bin/python\""
     fi
+    # The daemon the language server starts serves the embedded pair, not the bigger SmolLM2 default.
+    export CODEDRAFT_DEFAULT_MODEL="${CODEDRAFT_DEFAULT_MODEL:-embedded}"
     SCENARIO=working
     ;;
   fake)

@@ -15,7 +15,7 @@ export interface ServerCommandLine {
 /** `server.pythonPath` wins over `server.command`, so pointing at a virtual environment is enough. */
 export function resolveServerCommand(settings: ClientSettings): ServerCommandLine | undefined {
   if (settings.pythonPath.length > 0) {
-    return { command: settings.pythonPath, args: ['-m', 'lsp_server', 'lsp'] };
+    return { command: settings.pythonPath, args: ['-m', 'codedraft', 'lsp'] };
   }
   const [command, ...args] = settings.serverCommand;
   return command === undefined ? undefined : { command, args };

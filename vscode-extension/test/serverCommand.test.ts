@@ -16,14 +16,14 @@ describe('resolveServerCommand', () => {
   it('prefers the Python interpreter when one is set', () => {
     assert.deepEqual(
       resolveServerCommand({ serverCommand: ['codedraft', 'lsp'], pythonPath: '/venv/bin/python', trace: 'off' }),
-      { command: '/venv/bin/python', args: ['-m', 'lsp_server', 'lsp'] },
+      { command: '/venv/bin/python', args: ['-m', 'codedraft', 'lsp'] },
     );
   });
   it('has nothing to run for an empty command', () => {
     assert.equal(resolveServerCommand({ serverCommand: [], pythonPath: '', trace: 'off' }), undefined);
   });
   it('describes a command line as a shell would read it', () => {
-    assert.equal(describeCommand({ command: '/my tools/python', args: ['-m', 'lsp_server', 'lsp'] }), '"/my tools/python" -m lsp_server lsp');
+    assert.equal(describeCommand({ command: '/my tools/python', args: ['-m', 'codedraft', 'lsp'] }), '"/my tools/python" -m codedraft lsp');
   });
 });
 

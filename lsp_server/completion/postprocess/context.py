@@ -1,9 +1,15 @@
-"""What a filter knows about the cursor: the document text around it and the language."""
+"""What a filter knows about the cursor: the document text around it, the language and its syntax."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+from lsp_server.completion.syntax import MAX_PARSE_CHARS, CursorSyntax, encode, language_spec, parse
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 
 @dataclass(frozen=True)
@@ -11,12 +17,25 @@ class CursorContext:
     """The document split at the cursor.
 
     ``prefix`` is all text before the cursor and ``suffix`` all text after it; a suggestion is
-    inserted between them.
+    inserted between them. ``tree`` is the syntax tree of ``prefix + suffix`` when the caller has one
+    (see ``DocumentTrees``); without it, ``syntax`` parses the document on first use.
     """
 
     prefix: str
     suffix: str
     language: str | None = None
+    tree: tree_sitter.Tree | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def syntax(self) -> CursorSyntax | None:
+        """The document's syntax at the cursor; None when the language has no grammar or the
+        document is longer than ``MAX_PARSE_CHARS``."""
+        spec = language_spec(self.language)
+        if spec is None or len(self.prefix) + len(self.suffix) > MAX_PARSE_CHARS:
+            return None
+        source = encode(self.prefix + self.suffix)
+        tree = self.tree if self.tree is not None else parse(spec, source)
+        return CursorSyntax(spec, source, tree, len(encode(self.prefix)))
 
     @cached_property
     def line_prefix(self) -> str:

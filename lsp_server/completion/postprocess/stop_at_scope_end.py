@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from lsp_server.completion.postprocess.context import CursorContext
-from lsp_server.completion.syntax import language_spec, parse
-
-_MAX_PARSE_CHARS = 400_000
+from lsp_server.completion.syntax import MAX_PARSE_CHARS, encode
 
 
 def stop_at_scope_end(context: CursorContext, text: str) -> str | None:
     """Parses the document with the suggestion in place and cuts the suggestion at the end of the
     innermost definition (the language's chunk node types: function, class, method) that contains the
     cursor, when that definition ends inside the suggestion: what follows belongs to other code."""
-    spec = language_spec(context.language)
-    if spec is None or "\n" not in text or len(context.prefix) + len(text) > _MAX_PARSE_CHARS:
+    syntax = context.syntax if "\n" in text else None
+    if syntax is None or len(context.prefix) + len(context.suffix) + len(text) > MAX_PARSE_CHARS:
         return text
-    start = len(context.prefix.encode("utf-8", "surrogatepass"))
-    inserted = text.encode("utf-8", "surrogatepass")
-    tree = parse(spec, context.prefix + text + context.suffix)
-    node = tree.root_node.descendant_for_byte_range(start, start)
-    while node is not None and node.type not in spec.chunk_types:
+    start = syntax.cursor
+    inserted = encode(text)
+    node = syntax.with_insertion(text).root_node.descendant_for_byte_range(start, start)
+    while node is not None and node.type not in syntax.spec.chunk_types:
         node = node.parent
     if node is None or not start < node.end_byte < start + len(inserted):
         return text

@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from lsprotocol import types
+
 from tests.e2e.daemon_process import running_daemon, wait_until_active
 from tests.e2e.lsp_harness import change_document, inline_params, open_document, running_lsp, wait_for_status
+from tests.fixtures.waiting import wait_until
 
 SOURCE = "def total_of(values):\n    total = sum(values)\n    \n"
 
@@ -43,7 +46,7 @@ async def test_a_daemon_that_dies_mid_stream_is_survived_and_reconnected(
                 client.text_document_inline_completion_async(inline_params(uri, 2, 4))
             )
             await wait_until_active(daemon.address)
-            daemon.process.kill()
+            daemon.process.process.kill()
             result = await asyncio.wait_for(pending, 30)
             assert list(result.items) == []
             status = await wait_for_status(client, lambda s: s["state"] == "degraded")
@@ -51,9 +54,10 @@ async def test_a_daemon_that_dies_mid_stream_is_survived_and_reconnected(
             assert sum("unavailable" in m.message for m in client.messages) == 1
             # a daemon back on the same socket is found again once the back-off has passed
             with running_daemon(looping_model, socket, tmp_path / "daemon2.log"):
-                for _ in range(100):
-                    again = await client.text_document_inline_completion_async(inline_params(uri, 2, 4))
-                    if again.items:
-                        break
-                    await asyncio.sleep(0.2)
-                assert again.items and again.items[0].insert_text.startswith("return total")
+
+                async def suggestion() -> list[types.InlineCompletionItem]:
+                    answer = await client.text_document_inline_completion_async(inline_params(uri, 2, 4))
+                    return list(answer.items)
+
+                items = await wait_until(suggestion, 60, "a suggestion from the restarted daemon", 0.2)
+                assert items[0].insert_text.startswith("return total")

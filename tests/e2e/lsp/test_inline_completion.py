@@ -17,6 +17,7 @@ from tests.e2e.lsp_harness import (
     running_lsp,
     wait_for_status,
 )
+from tests.fixtures.waiting import wait_until
 
 SOURCE = "def total_of(values):\n    total = sum(values)\n    \n"
 
@@ -56,6 +57,9 @@ async def test_typing_through_the_suggestion_needs_no_model_call(
         assert [i.insert_text for i in second.items] == ["urn total"]
         after = await daemon_stats(scripted_daemon)
         assert after.get("requests_total") == before.get("requests_total")
+        # the status still describes the completion the daemon computed, not the cache hit
+        last = [s["lastCompletion"] for s in client.statuses if "lastCompletion" in s][-1]
+        assert last["promptTokens"] > 0 and last["daemonMs"] > 0
 
 
 async def test_deleting_asks_for_nothing(tmp_path: Path, scripted_daemon: str) -> None:
@@ -96,12 +100,12 @@ async def test_cancel_request_stops_the_daemon(tmp_path: Path, looping_model: Pa
             client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="slow-1"))
             with pytest.raises(Exception):  # noqa: B017 - the client sees RequestCancelled
                 await asyncio.wait_for(asyncio.wrap_future(pending), 30)
-            for _ in range(200):
+
+            async def idle_stats() -> dict[str, float] | None:
                 stats = await daemon_stats(address)
-                if stats.get("requests_active", 0) == 0:
-                    break
-                await asyncio.sleep(0.02)
-            assert stats.get("requests_active", 0) == 0
+                return stats if stats.get("requests_active", 0) == 0 else None
+
+            stats = await wait_until(idle_stats, 10, "the cancelled request ended in the daemon")
             assert stats.get("requests_cancelled", 0) == 1
             assert stats.get("generated_tokens", 0) < 6000  # stopped long before max_tokens
 

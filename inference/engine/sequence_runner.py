@@ -1,0 +1,181 @@
+"""One request's unit of work on the target model: a prefill chunk, a plain decode step, or a
+speculative round (propose k, verify in one forward pass, keep the agreeing run plus one, roll back).
+
+Rollback is bookkeeping only: rejected proposals' K/V stay in their slots until overwritten, the
+sequence's computed count stops before them, and tail blocks past the sequence are returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+
+import torch
+
+from inference.engine.errors import ResourceExhaustedError
+from inference.engine.healing import constrained
+from inference.engine.kv_cache import KVCacheManager
+from inference.engine.model_runner import ModelRunner
+from inference.engine.sequence import FinishReason, Sequence
+from inference.sampling import choose_token, token_probabilities
+from inference.spec_decode.proposer import Proposal, Proposer
+from inference.spec_decode.verify import verify_greedy, verify_sampled
+
+# Machine noise only ever slows a step down, so the fastest recent plain step is the robust price.
+_PLAIN_SAMPLES = 8
+
+
+class SequenceRunner:
+    """Advances sequences on the target; the engine decides which and when."""
+
+    def __init__(
+        self,
+        target: ModelRunner,
+        kv: KVCacheManager,
+        proposers: Mapping[str, Proposer],
+        eos_ids: frozenset[int],
+    ) -> None:
+        self.target = target
+        self.kv = kv
+        self.proposers = proposers
+        self.eos_ids = eos_ids
+        self.max_len = target.config.max_position_embeddings
+        # Sees the logits row each emitted token was chosen from (tests compare them); None costs nothing.
+        self.logits_observer: Callable[[str, torch.Tensor], None] | None = None
+        # Measured costs of recent plain decode steps: what speculation must beat in mode auto.
+        self._plain_samples: deque[float] = deque(maxlen=_PLAIN_SAMPLES)
+
+    def prefill(self, seq: Sequence, num_tokens: int) -> None:
+        """Compute the next `num_tokens` prompt tokens; after the last chunk, choose the first token."""
+        start, end = seq.num_computed, seq.num_computed + num_tokens
+        logits = self._forward(seq, seq.token_ids[start:end], start, 1)
+        seq.metrics.computed_tokens += num_tokens
+        seq.num_computed = end
+        self.kv.commit(seq.request_id, seq.token_ids, end)
+        if end == seq.prompt_len and seq.num_generated == 0:
+            logits = constrained(seq.healing, logits, seq.output_ids)
+            self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
+
+    def decode(self, seq: Sequence) -> None:
+        """One decode round: speculative when a proposer has something to offer, else plain."""
+        started = time.perf_counter()
+        chosen = self._propose(seq)
+        if chosen is not None:
+            chosen = self._fit_in_pool(seq, *chosen)
+        if chosen is None:
+            self._plain_step(seq)
+            self._plain_samples.append(time.perf_counter() - started)
+            return
+        name, proposal = chosen
+        accepted = self._speculative_round(seq, proposal)
+        self.proposers[name].accept(seq.request_id, seq.token_ids)
+        seq.controllers[name].record_round(
+            len(proposal.tokens), accepted, time.perf_counter() - started, self.plain_seconds
+        )
+
+    @property
+    def plain_seconds(self) -> float | None:
+        """The price of a plain decode step (the fastest of the recent ones), once two are measured."""
+        return min(self._plain_samples) if len(self._plain_samples) >= 2 else None
+
+    def _propose(self, seq: Sequence) -> tuple[str, Proposal] | None:
+        params = seq.request.sampling
+        # Emitting accepted + 1 tokens must stay within max_tokens and the context window.
+        k_cap = min(params.max_tokens - seq.num_generated - 1, self.max_len - len(seq.token_ids))
+        if k_cap < 1 or not seq.controllers:
+            return None
+        if self.plain_seconds is None and any(c.can_pause for c in seq.controllers.values()):
+            return None  # mode auto needs the price of a plain step before it can judge speculation
+        for name, controller in seq.controllers.items():
+            if not controller.should_speculate():
+                continue
+            k = min(controller.k, k_cap)
+            proposal = self.proposers[name].propose(seq.request_id, seq.token_ids, k, params, seq.generator)
+            if proposal is not None and proposal.tokens:
+                probs = None if proposal.probs is None else proposal.probs[:k]
+                return name, Proposal(proposal.tokens[:k], probs)
+        return None
+
+    def _fit_in_pool(self, seq: Sequence, name: str, proposal: Proposal) -> tuple[str, Proposal] | None:
+        """Shorten a proposal to the blocks the pool can give; None when only a plain step fits.
+
+        Speculation must never be the reason a request is preempted or fails: verifying k tokens
+        needs room for k more positions than a plain step does.
+        """
+        length = len(seq.token_ids)
+        try:
+            self.kv.ensure_capacity(seq.request_id, length + len(proposal.tokens))
+            return name, proposal
+        except ResourceExhaustedError:
+            room = len(self.kv.block_table(seq.request_id)) * self.kv.block_size - length
+            if room < 1:
+                return None
+            probs = None if proposal.probs is None else proposal.probs[:room]
+            return name, Proposal(proposal.tokens[:room], probs)
+
+    def _plain_step(self, seq: Sequence) -> None:
+        length = len(seq.token_ids)
+        logits = self._forward(seq, seq.token_ids[-1:], length - 1, 1)
+        seq.num_computed = length
+        self.kv.commit(seq.request_id, seq.token_ids, length)
+        logits = constrained(seq.healing, logits, seq.output_ids)
+        self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
+
+    def _speculative_round(self, seq: Sequence, proposal: Proposal) -> int:
+        """Verify the proposal in one forward pass; returns how many proposed tokens were accepted."""
+        params, length, drafts = seq.request.sampling, len(seq.token_ids), proposal.tokens
+        logits = self._forward(seq, [seq.token_ids[-1], *drafts], length - 1, len(drafts) + 1)  # (k+1, V)
+        logits = constrained(seq.healing, logits, seq.output_ids, drafts)
+        if params.greedy:
+            emitted = verify_greedy(logits, drafts)
+        else:
+            probs = token_probabilities(logits, params)  # (k+1, V)
+            emitted = verify_sampled(probs, drafts, proposal.probs, seq.generator)
+        accepted = len(emitted) - 1
+        seq.metrics.spec_proposed += len(drafts)
+        seq.metrics.spec_accepted += accepted
+        # K/V is valid for the fed token and the accepted proposals; the rest is overwritten later.
+        seq.num_computed = length + accepted
+        self._emit(seq, emitted, logits)
+        computed = min(seq.num_computed, len(seq.token_ids))
+        self.kv.commit(seq.request_id, seq.token_ids, computed)
+        self.kv.truncate(seq.request_id, max(len(seq.token_ids), computed))
+        return accepted
+
+    def _forward(self, seq: Sequence, tokens: list[int], start: int, num_logits: int) -> torch.Tensor:
+        end = start + len(tokens)
+        self.kv.ensure_capacity(seq.request_id, end)
+        table = self.kv.block_table(seq.request_id)
+        logits = self.target.forward(
+            tokens, start, table, self.kv.slots(seq.request_id, start, end), num_logits
+        )
+        seq.metrics.target_forward_passes += 1
+        return logits
+
+    def _emit(self, seq: Sequence, tokens: list[int], logits: torch.Tensor) -> None:
+        """Append chosen tokens, stream their text, and stop at the first finishing condition."""
+        params = seq.request.sampling
+        for row, token in enumerate(tokens):
+            now = time.perf_counter()
+            if seq.first_token_time is None:
+                seq.first_token_time = now
+                seq.metrics.time_to_first_token = now - seq.arrival_time
+            seq.last_token_time = now
+            seq.token_ids.append(token)
+            seq.metrics.generated_tokens += 1
+            if self.logits_observer is not None:
+                self.logits_observer(seq.request_id, logits[row])
+            if token in params.stop_token_ids:
+                seq.finish_reason = FinishReason.STOP
+            elif token in self.eos_ids and not params.ignore_eos:
+                seq.finish_reason = FinishReason.EOS
+            else:
+                seq.pending_tokens.append(token)
+                seq.pending_text.append(seq.stream.push(token))
+                if seq.stream.stopped:
+                    seq.finish_reason = FinishReason.STOP
+                elif seq.num_generated >= params.max_tokens or len(seq.token_ids) >= self.max_len:
+                    seq.finish_reason = FinishReason.LENGTH
+            if seq.finish_reason is not None:
+                return

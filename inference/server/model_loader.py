@@ -1,0 +1,109 @@
+"""Loading the model pair the daemon serves, and describing it for GetModelInfo."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from inference import codedraft_version
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.config import EngineConfig
+from inference.engine.engine import LLMEngine
+from inference.loading import LoadedModel, ModelLoadError, load_model
+from inference.prompts.vocabulary import vocabulary_index
+from inference.server.engine_backend import EngineBackend
+from inference.server.served_model import ServedModel
+from inference.server.validation import RequestLimits
+
+# Defaults for an unset SamplingParams.max_tokens (the daemon's limit still applies).
+DEFAULT_COMPLETION_TOKENS = 128
+DEFAULT_GENERATION_TOKENS = 512
+
+
+class ModelLoadFailed(Exception):
+    """The model pair cannot be served; the message is one line naming the problem."""
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """What `codedraft daemon` loads and how."""
+
+    model_dir: Path
+    draft_dir: Path | None
+    device: str = "auto"
+    kv_cache_mb: float = 512.0
+    max_new_tokens: int = 1024
+
+
+def _device_name(device: torch.device) -> str:
+    """ "cpu" or "cuda:N" (a bare "cuda" names the current device)."""
+    if device.type == "cuda":
+        return f"cuda:{device.index if device.index is not None else torch.cuda.current_device()}"
+    return device.type
+
+
+def describe(loaded: LoadedModel) -> pb.ModelDescription:
+    """The wire description of one loaded model."""
+    return pb.ModelDescription(
+        name=loaded.name,
+        path=str(loaded.path.resolve()),
+        architecture=loaded.config.model_type,
+        parameters=sum(p.numel() for p in loaded.model.parameters()),
+        context_length=loaded.config.max_position_embeddings,
+        vocab_size=loaded.config.vocab_size,
+    )
+
+
+def load_served_model(settings: ServeSettings, engine_config: EngineConfig | None = None) -> ServedModel:
+    """Load the target (and draft) model, build the engine around them, and describe them.
+
+    `engine_config` overrides the engine settings derived from `settings` (tests use small pools).
+    """
+    try:
+        target = load_model(settings.model_dir, settings.device)
+        draft = load_model(settings.draft_dir, settings.device) if settings.draft_dir is not None else None
+    except ModelLoadError as error:
+        raise ModelLoadFailed(str(error)) from None
+    config = engine_config or EngineConfig(kv_cache_mb=settings.kv_cache_mb)
+    try:
+        engine = LLMEngine.from_loaded(target, config, draft)
+    except ValueError as error:  # a draft model that does not match the target
+        raise ModelLoadFailed(str(error)) from None
+    context = target.config.max_position_embeddings
+    max_new = max(1, min(settings.max_new_tokens, context - 1))
+    limits = RequestLimits(
+        max_new_tokens=max_new,
+        default_completion_tokens=min(DEFAULT_COMPLETION_TOKENS, max_new),
+        default_generation_tokens=min(DEFAULT_GENERATION_TOKENS, max_new),
+        has_draft_model=draft is not None,
+    )
+    info = pb.ModelInfo(
+        model=describe(target),
+        has_draft_model=draft is not None,
+        device=_device_name(target.device),
+        dtype=str(target.dtype).removeprefix("torch."),
+        fim_template=target.fim.family,
+        fim_spm=target.fim.supports_spm,
+        prefix_only=target.fim.family == "prefix-only",
+        has_chat_template=target.chat is not None and target.chat.source is not None,
+        supports_tools=target.chat is not None and target.chat.supports_tools,
+        kv_block_size=config.block_size,
+        kv_blocks_total=engine.stats().kv_blocks_total,
+        max_new_tokens=max_new,
+        version=codedraft_version(),
+    )
+    if draft is not None:
+        info.draft_model.CopyFrom(describe(draft))
+    torch.set_grad_enabled(False)
+    vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
+    return ServedModel(
+        backend=EngineBackend(engine),
+        tokenizer=target.tokenizer,
+        fim=target.fim,
+        chat=target.chat,
+        context_length=context,
+        limits=limits,
+        info=info,
+    )

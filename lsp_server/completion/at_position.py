@@ -1,0 +1,61 @@
+"""The suggestion at an LSP position, shared by inline completion and plain completion."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from indexer.positions import cursor_offset
+from lsp_server.completion.service import CompletionOutcome, CompletionQuery
+from lsp_server.server import CodedraftServer
+
+# Larger documents get no suggestions (the daemon would cut the prompt to a window anyway, but
+# splitting tens of megabytes per keystroke would stall the server).
+MAX_DOCUMENT_CHARS = 8_000_000
+
+
+async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position) -> CompletionOutcome:
+    """The post-processed suggestion at ``position`` of ``uri``, or the reason there is none (also sent
+    to the editor as ``codedraft/status``)."""
+    outcome = await _suggest(ls, uri, position)
+    if outcome.text is None:
+        ls.status.update(suppressed=outcome.reason)
+    elif outcome.from_cache:
+        # typed through a suggestion the daemon computed: lastCompletion keeps describing that one
+        ls.status.update(suppressed=None)
+    else:
+        figures = outcome.figures
+        ls.status.update(
+            suppressed=None,
+            last_completion={
+                "latencyMs": round(outcome.latency_ms, 1),
+                "promptTokens": figures.prompt_tokens if figures is not None else 0,
+                "reusedTokens": figures.reused_tokens if figures is not None else 0,
+                "daemonMs": round(outcome.daemon_ms, 1),
+            },
+        )
+    return outcome
+
+
+async def _suggest(ls: CodedraftServer, uri: str, position: types.Position) -> CompletionOutcome:
+    document = ls.open_document(uri)
+    if document is None:
+        return CompletionOutcome(None, "the document is not open")
+    text = document.source
+    if len(text) > MAX_DOCUMENT_CHARS:
+        return CompletionOutcome(None, f"the document is larger than {MAX_DOCUMENT_CHARS} characters")
+    if position.line < 0 or position.character < 0 or position.line > text.count("\n"):
+        return CompletionOutcome(
+            None, f"position {position.line}:{position.character} is outside the document"
+        )
+    offset = cursor_offset(text, position.line, position.character)
+    query = CompletionQuery(
+        uri=uri,
+        path=ls.relative_path(uri),
+        language=document.language_id,
+        text=text,
+        offset=offset,
+        line=position.line,
+        column=position.character,
+        deleted=ls.deleted.get(uri, False),
+    )
+    return await ls.completions.complete(query)

@@ -1,0 +1,98 @@
+"""Shared helpers of the engine tests: tiny engines and a loop that runs requests to the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import torch
+
+from inference.config import EngineConfig
+from inference.engine.engine import LLMEngine
+from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
+from inference.loading import LoadedModel, load_model
+from tests.fixtures.tiny_models import make_tiny_checkpoint
+
+PROMPTS = [
+    "def fibonacci(n):\n    if n < 2:\n        return n\n",
+    "import json\n\nclass Encoder(json.JSONEncoder):\n    def default(self, obj):\n",
+    "x = [i * i for i in range(10)]\nprint(x)\n" * 3,
+    "The quick brown fox",
+]
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Tiny matrices on a shared 2-core machine: one intra-op thread is 10x faster than two that
+    spin against other processes. Restored afterwards for the other test modules."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def tiny_model(directory: Path, seed: int = 0, **overrides: object) -> LoadedModel:
+    """A tiny llama checkpoint written to `directory` and loaded on the CPU in float32."""
+    make_tiny_checkpoint(directory, "llama", seed=seed, **overrides)
+    return load_model(directory, device="cpu", dtype=torch.float32)
+
+
+def make_engine(
+    target: LoadedModel, draft: LoadedModel | None = None, num_blocks: int = 256, **config: object
+) -> LLMEngine:
+    cfg = EngineConfig(block_size=4, num_kv_blocks=num_blocks, draft_num_kv_blocks=num_blocks)
+    for key, value in config.items():
+        setattr(cfg, key, value)
+    return LLMEngine.from_loaded(target, cfg, draft)
+
+
+@dataclass
+class Finished:
+    """Everything a request produced."""
+
+    text: str = ""
+    token_ids: list[int] = field(default_factory=list)
+    logits: list[torch.Tensor] = field(default_factory=list)
+    outputs: list[RequestOutput] = field(default_factory=list)
+
+    @property
+    def last(self) -> RequestOutput:
+        return self.outputs[-1]
+
+    @property
+    def metrics(self) -> RequestMetrics:
+        return self.last.metrics
+
+    @property
+    def reason(self) -> FinishReason | None:
+        return self.last.finish_reason
+
+
+def run_all(engine: LLMEngine, requests: list[Request], max_steps: int = 10_000) -> dict[str, Finished]:
+    """Add the requests, step until none is left, check the block invariants after every step.
+
+    Results of requests added earlier show up too, under their ids; each holds the logits rows its
+    tokens were chosen from (from the runner's observer), those of the steps run here."""
+    logits: dict[str, list[torch.Tensor]] = {}
+    engine.runner.logits_observer = lambda request_id, row: logits.setdefault(request_id, []).append(
+        row.clone()
+    )
+    for request in requests:
+        engine.add_request(request)
+    results = {r.request_id: Finished() for r in requests}
+    for _ in range(max_steps):
+        if not engine.has_work():
+            break
+        for out in engine.step():
+            result = results.setdefault(out.request_id, Finished())
+            result.outputs.append(out)
+            result.text += out.delta
+            result.token_ids += out.token_ids
+        engine.check_invariants()
+    for request_id, result in results.items():
+        result.logits = logits.get(request_id, [])
+    assert not engine.has_work()
+    assert all(r.outputs and r.last.finished for r in results.values())
+    return results

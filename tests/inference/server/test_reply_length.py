@@ -1,0 +1,62 @@
+"""The daemon lowers max_tokens to the model's room instead of refusing it, and says so in the figures."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.client import InferenceClient
+from tests.inference.server.helpers import LONG_PREFIX, RunningDaemon, start_daemon, wait_idle
+
+CONTEXT = 512  # the tiny model's
+DAEMON_LIMIT = 400  # above half the context, so the context's room and the daemon's limit differ
+
+
+@pytest.fixture
+async def roomy(tiny_model_dir: Path, short_dir: Path) -> AsyncIterator[RunningDaemon]:
+    daemon = await start_daemon(tiny_model_dir, short_dir, max_new_tokens=DAEMON_LIMIT)
+    yield daemon
+    await daemon.client.close()
+    await daemon.daemon.stop()
+
+
+async def test_a_huge_max_tokens_is_lowered_to_the_daemons_limit(roomy: RunningDaemon) -> None:
+    request = pb.CompleteRequest(prefix=LONG_PREFIX, sampling=pb.SamplingParams(max_tokens=10**9))
+    result = await InferenceClient.collect(roomy.client.complete(request))
+    assert result.figures.max_tokens_clamped_to == DAEMON_LIMIT
+    assert 0 < result.figures.generated_tokens <= DAEMON_LIMIT
+    await wait_idle(roomy)
+
+
+async def test_a_long_prompt_keeps_half_the_context_and_the_reply_gets_the_rest(roomy: RunningDaemon) -> None:
+    far = "".join(f"def far_{i}(x):\n    return x + {i}\n\n" for i in range(120))
+    request = pb.CompleteRequest(prefix=far + "x", sampling=pb.SamplingParams(max_tokens=DAEMON_LIMIT))
+    result = await InferenceClient.collect(roomy.client.complete(request))
+    figures = result.figures
+    assert figures.truncated_tokens > 0
+    assert CONTEXT // 2 - 40 < figures.prompt_tokens <= CONTEXT // 2
+    assert figures.max_tokens_clamped_to == CONTEXT - figures.prompt_tokens
+    assert figures.prompt_tokens + figures.generated_tokens <= CONTEXT
+
+
+async def test_a_prompt_that_must_not_be_cut_lowers_the_reply_instead(roomy: RunningDaemon) -> None:
+    text = "".join(f"def f_{i}(x):\n    return x + {i}\n\n" for i in range(12))
+    request = pb.GenerateRequest(
+        prompt=text,
+        truncation=pb.TRUNCATION_POLICY_REJECT,
+        sampling=pb.SamplingParams(max_tokens=DAEMON_LIMIT),
+    )
+    result = await InferenceClient.collect(roomy.client.generate(request))
+    figures = result.figures
+    assert CONTEXT - DAEMON_LIMIT < figures.prompt_tokens <= CONTEXT // 2, "the prompt must need the clamp"
+    assert figures.truncated_tokens == 0
+    assert figures.max_tokens_clamped_to == CONTEXT - figures.prompt_tokens
+
+
+async def test_a_request_that_fits_is_not_marked_clamped(roomy: RunningDaemon) -> None:
+    request = pb.CompleteRequest(prefix="def f():\n    return ", sampling=pb.SamplingParams(max_tokens=3))
+    result = await InferenceClient.collect(roomy.client.complete(request))
+    assert result.figures.max_tokens_clamped_to == 0 and result.figures.generated_tokens == 3
