@@ -196,6 +196,15 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     """Load the model behind the daemon's request path and score every corpus."""
     import torch
 
+    # Loading a served model turns autograd off for the thread (the daemon never trains); leaving
+    # the context gives the caller its own grad mode back.
+    with torch.no_grad():
+        return _load_and_score(args)
+
+
+def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
     from inference.config import EngineConfig
     from inference.server.model_loader import ModelLoadFailed, ServeSettings, load_served_model
 
