@@ -43,6 +43,7 @@ def test_cursors_sit_after_the_indentation_inside_an_identifier_or_on_a_blank_li
             assert case.line.strip() == "" and case.middle == ""
 
 
+@pytest.mark.slow
 def test_a_tiny_model_runs_through_the_daemon_request_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
