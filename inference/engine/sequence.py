@@ -10,6 +10,7 @@ import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.errors import EngineError, InvalidRequestError
+from inference.engine.healing import HealingConstraint
 from inference.engine.text_stream import TextStream
 from inference.spec_decode.controller import SpeculationController
 from inference.tokenizer import Tokenizer
@@ -37,6 +38,9 @@ class Request:
     spec_mode: SpecMode = SpecMode.AUTO
     # The chat messages the prompt was rendered from: a remote engine applies its own chat template.
     chat_messages: list[dict[str, str]] | None = None
+    # Token healing: bytes removed from the prompt's end that the output must reproduce first (they
+    # are not streamed); see inference.engine.healing.
+    healing: bytes = b""
 
 
 def checked_prompt(request: Request, tokenizer: Tokenizer, max_len: int, vocab_size: int) -> list[int]:
@@ -138,6 +142,7 @@ class Sequence:
         self.error: EngineError | None = None
         self.pending_tokens: list[int] = []
         self.pending_text: list[str] = []
+        self.healing: HealingConstraint | None = None
 
     @property
     def priority(self) -> int:
