@@ -8,7 +8,9 @@
 3. Completions with the draft model versus plain decoding (tokens/s, acceptance, identical output).
 
 Uses `models/codedraft-base` and `models/codedraft-draft` when they exist, else tiny random
-checkpoints (the output says which). Requests run one at a time, the two variants alternating, so
+checkpoints (the output says which); `--model PATH` alone benchmarks any model without a draft
+(part 3 is then skipped). Completion prompts are token-healed as the daemon heals them
+(`--no-healing` sends them as typed). Requests run one at a time, the two variants alternating, so
 both see the same machine noise. The prompts of the workloads are built in `bench/engine_workloads.py`.
 """
 
@@ -29,6 +31,7 @@ from inference.defaults import REPO_ROOT, default_draft_model_dir, default_model
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import Request, RequestMetrics
 from inference.loading import LoadedModel, ModelLoadError, load_model
+from inference.prompts.healing import HealedPrompt, heal_prompt
 
 
 @dataclass
@@ -82,9 +85,8 @@ def bench_typing(loaded: LoadedModel, args: argparse.Namespace, budget: int) -> 
         order = (False, True) if i % 2 else (True, False)
         outputs = {}
         for cache in order:
-            run = run_one(
-                engines[cache], _completion(f"t{i}", loaded, prompt, args.completion_tokens, SpecMode.OFF)
-            )
+            request = _completion(f"t{i}", loaded, prompt, args.completion_tokens, SpecMode.OFF, args.healing)
+            run = run_one(engines[cache], request)
             computed[cache].append(run.metrics.computed_tokens)
             ttft[cache].append(1000 * (run.metrics.time_to_first_token or 0.0))
             outputs[cache] = run.tokens
@@ -182,14 +184,19 @@ def bench_refactor(target: LoadedModel, args: argparse.Namespace) -> None:
 
 
 def _completion(
-    request_id: str, loaded: LoadedModel, prompt: str, max_tokens: int, mode: SpecMode
+    request_id: str, loaded: LoadedModel, prompt: str, max_tokens: int, mode: SpecMode, heal: bool = False
 ) -> Request:
     stops = tuple(loaded.fim.stop_token_ids)
+    ids = loaded.tokenizer.encode(prompt)
+    healed = heal_prompt(loaded.tokenizer, ids) if heal else HealedPrompt(ids)
     return Request(
         request_id,
-        prompt_token_ids=loaded.tokenizer.encode(prompt),
+        prompt_token_ids=healed.token_ids,
         spec_mode=mode,
-        sampling=SamplingParams(max_tokens=max_tokens, stop_token_ids=stops, ignore_eos=True),
+        sampling=SamplingParams(
+            max_tokens=max_tokens + healed.removed_tokens, stop_token_ids=stops, ignore_eos=True
+        ),
+        healing=healed.removed,
     )
 
 
@@ -205,9 +212,13 @@ def make_engine(
     return LLMEngine.from_loaded(loaded, config, draft)
 
 
-def load_pair(args: argparse.Namespace) -> tuple[LoadedModel, LoadedModel, str]:
+def load_pair(args: argparse.Namespace) -> tuple[LoadedModel, LoadedModel | None, str]:
     """The target and draft models (or tiny random ones) and a line saying which."""
-    if args.model.is_dir() and args.draft.is_dir():
+    if args.draft is None:  # the default pair's draft goes with the default target only
+        args.draft = default_draft_model_dir() if args.model == default_model_dir() else None
+    if args.draft is None and args.model.exists():
+        return load_model(args.model, args.device), None, f"{args.model} (no draft model)"
+    if args.model.is_dir() and args.draft is not None and args.draft.is_dir():
         note = f"{args.model} + draft {args.draft}"
         return load_model(args.model, args.device), load_model(args.draft, args.device), note
     try:
@@ -227,7 +238,9 @@ def main(argv: list[str]) -> int:
     """Run the benchmarks named by argv (see --help); returns the exit code."""
     parser = argparse.ArgumentParser(prog="codedraft bench engine", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=default_model_dir(), help="target model directory")
-    parser.add_argument("--draft", type=Path, default=default_draft_model_dir(), help="draft model directory")
+    parser.add_argument(
+        "--draft", type=Path, default=None, help="draft model directory (default: the default pair's draft)"
+    )
     parser.add_argument("--device", default="cpu", help="auto|cpu|cuda")
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     typed = REPO_ROOT / "inference" / "engine" / "engine.py"
@@ -238,6 +251,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--block-size", type=int, default=16, help="KV block size in tokens")
     parser.add_argument("--kv-cache-mb", type=float, default=256.0, help="KV pool size")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,refactor,draft")
+    parser.add_argument(
+        "--no-healing",
+        dest="healing",
+        action="store_false",
+        help="send completion prompts without token healing",
+    )
     args = parser.parse_args(argv)
     if not args.file.is_file():
         parser.error(f"--file {args.file}: no such file")
@@ -251,7 +270,7 @@ def main(argv: list[str]) -> int:
     except ModelLoadError as exc:
         parser.error(str(exc))
     budget = min(target.config.max_position_embeddings - 64, 2048)
-    print(f"model: {note}")
+    print(f"model: {note}; token healing {'on' if args.healing else 'off'}")
     print(
         f"device {target.device}, {target.dtype}, torch threads {torch.get_num_threads()}, "
         f"block size {args.block_size}, prompt budget {budget} tokens"
@@ -260,7 +279,7 @@ def main(argv: list[str]) -> int:
         bench_typing(target, args, budget)
     if "refactor" not in skip:
         bench_refactor(target, args)
-    if "draft" not in skip:
+    if "draft" not in skip and draft is not None:
         prompts = typing_prompts(target, args.file, 200, budget, 40)[::5]
         requests = [_completion(f"d{i}", target, p, 40, SpecMode.OFF) for i, p in enumerate(prompts)]
         engine = make_engine(target, draft, args)

@@ -1,5 +1,8 @@
 """Evaluation of the default model pair: ``codedraft bench model [--target DIR] [--draft DIR] ...``.
 
+``codedraft bench model --model PATH`` scores any model instead, on single-line infilling at
+realistic cursors with token healing on and off (``bench/cursor_infill.py``).
+
 Measured in one run on held-out files of the training corpus (the split of the training recipe):
 * perplexity per token of target and draft on whole held-out files;
 * single-line infilling on held-out functions: exact match of the target (SPM and PSM prompts) next to
@@ -203,6 +206,10 @@ def _report(figures: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     """Run the evaluation and print its figures; exit code 0."""
+    if any(arg == "--model" or arg.startswith("--model=") for arg in argv):
+        from bench import cursor_infill
+
+        return cursor_infill.main(argv)
     args = _parser().parse_args(argv)
     _check_model_dir(args.target, "--target")
     if args.draft is not None and not (args.draft / "config.json").is_file():

@@ -31,6 +31,7 @@ import aiohttp
 from bench.daemon import Timing, _row, _via_grpc, cursor_requests, run_level
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
+from inference.daemon_process import codedraft_command
 from inference.defaults import REPO_ROOT, default_model_dir
 from inference.server.address import DaemonAddress
 
@@ -45,7 +46,7 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _daemon(*flags: str) -> Iterator[None]:
-    argv = [sys.executable, "-m", "lsp_server.cli", "--log-level", "warning", "daemon", *flags]
+    argv = codedraft_command("--log-level", "warning", "daemon", *flags)
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
     try:
         yield

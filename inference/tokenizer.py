@@ -91,6 +91,32 @@ class Tokenizer:
         """Raw vocabulary string of an id."""
         return self._tok.id_to_token(token_id)
 
+    # Vocabulary access for constrained decoding: token healing builds its byte index from these.
+
+    def decoder_spec(self) -> dict[str, Any]:
+        """The `decoder` entry of tokenizer.json ({} when there is none): how token strings map to
+        bytes (byte-level BPE, or SentencePiece's "▁" and <0xNN> byte fallback)."""
+        spec = json.loads(self._tok.to_str()).get("decoder")
+        return spec if isinstance(spec, dict) else {}
+
+    def pre_token_starts(self, text: str) -> list[int]:
+        """Character offsets in `text` where the tokenizer's pre-tokenizer starts a piece (no token
+        crosses them; [] when the tokenizer has no pre-tokenizer)."""
+        pre = self._tok.pre_tokenizer
+        if pre is None:
+            return []
+        return [start for _, (start, _end) in pre.pre_tokenize_str(text)]
+
+    def leading_special_ids(self) -> list[int]:
+        """Ids the tokenizer itself puts before every text (its post-processor's BOS, if any)."""
+        ids = list(self._tok.encode("a", add_special_tokens=True).ids)
+        plain = self.encode("a")
+        return ids[: ids.index(plain[0])] if plain and plain[0] in ids else []
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each text, like `encode` (no BOS), in one call."""
+        return [list(e.ids) for e in self._tok.encode_batch(list(texts), add_special_tokens=False)]
+
 
 class IncrementalDecoder:
     """Turns a stream of token ids into text deltas that never split a UTF-8 character.

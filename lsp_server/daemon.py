@@ -30,6 +30,10 @@ from inference.defaults import default_socket_path
 from lsp_server.config import DaemonSettings
 from lsp_server.status import StatusReporter
 
+PREFIX_ONLY_MESSAGE = (
+    "ready; the model has no fill-in-the-middle tokens, so suggestions see only the code above the "
+    "cursor (the code below only ends them)"
+)
 log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 300.0
@@ -173,14 +177,17 @@ class DaemonSupervisor:
         self._ready = True
         self._backoff_s = MIN_BACKOFF_S
         self._retry_at = 0.0
-        model, device = None, None
+        model, device, prefix_only = None, None, False
         try:
             info = await self._client.model_info(timeout=5.0)
-            model, device = info.model.name, info.device
+            model, device, prefix_only = info.model.name, info.device, info.prefix_only
             self._context_length = info.model.context_length
         except DaemonError as error:
             log.warning("could not read the daemon's model info: %s", error)
-        self._status.update(daemon_state="ready", message="ready", model=model, device=device)
+        message = PREFIX_ONLY_MESSAGE if prefix_only else "ready"
+        self._status.update(
+            daemon_state="ready", message=message, model=model, device=device, prefix_only=prefix_only
+        )
 
     def _start_process(self, settings: DaemonSettings) -> None:
         if self._process is not None and self._process.failure() is None:

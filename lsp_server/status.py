@@ -1,8 +1,9 @@
 """What the backend is doing, sent to the editor as ``codedraft/status`` notifications.
 
-Params: ``{state, message, model?, device?, index?: {done, total}, lastCompletion?: {latencyMs,
-promptTokens, reusedTokens, daemonMs}, suppressed?}`` with state one of loading, indexing, ready,
-degraded, error.
+Params: ``{state, message, model?, device?, prefixOnly?, index?: {done, total}, lastCompletion?:
+{latencyMs, promptTokens, reusedTokens, daemonMs}, suppressed?}`` with state one of loading, indexing,
+ready, degraded, error. ``prefixOnly`` is true when the model has no fill-in-the-middle tokens: its
+suggestions are written from the code above the cursor only (the code below only stops them).
 A notification goes out only when something a user would see changed, so typing does not flood the
 editor; a degraded daemon is also shown once as a message, not on every keystroke.
 """
@@ -29,6 +30,7 @@ class BackendStatus:
     message: str = "starting"
     model: str | None = None
     device: str | None = None
+    prefix_only: bool = False
     indexing: bool = False
     index_message: str | None = None
     index_done: int = 0
@@ -50,6 +52,8 @@ class BackendStatus:
             params["model"] = self.model
         if self.device is not None:
             params["device"] = self.device
+        if self.prefix_only:
+            params["prefixOnly"] = True
         if self.index_total:
             params["index"] = {"done": self.index_done, "total": self.index_total}
         if self.last_completion:

@@ -40,6 +40,7 @@ from inference.engine.errors import (
     ResourceExhaustedError,
     StepFailedError,
 )
+from inference.engine.healing import HealedTextDecoder, HealingConstraint
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner, runners_for
 from inference.engine.repetition import RepetitionGuard
@@ -56,6 +57,7 @@ from inference.engine.sequence_runner import SequenceRunner
 from inference.engine.stats import EngineStats
 from inference.engine.text_stream import IncrementalDecoding, TextStream
 from inference.loading import LoadedModel
+from inference.prompts.vocabulary import vocabulary_index
 from inference.sampling import make_generator
 from inference.spec_decode.controller import controllers_for
 from inference.spec_decode.draft_model import DraftModelProposer
@@ -113,16 +115,21 @@ class LLMEngine:
                 f"prompt of {len(prompt_ids)} tokens does not fit the KV pool "
                 f"({self.target.num_blocks} blocks of {self.config.block_size}); raise kv_cache_mb"
             )
+        decoder = self._make_decoder()
+        if request.healing:
+            decoder = HealedTextDecoder(decoder, request.healing.decode("utf-8", errors="replace"))
         seq = Sequence(
             request,
             prompt_ids,
-            TextStream(self._make_decoder(), request.sampling.stop),
+            TextStream(decoder, request.sampling.stop),
             make_generator(request.sampling.seed, self.target.device),
             controllers_for(request.spec_mode, self.proposers, self.config.speculation),
             next(self._arrivals),
         )
         if self.config.stop_repetition:
             seq.repetition = RepetitionGuard()
+        if request.healing:
+            seq.healing = HealingConstraint(vocabulary_index(self.tokenizer), request.healing)
         with self._lock:
             if request.request_id in self._live:
                 raise InvalidRequestError(f"request id {request.request_id!r} is already running")

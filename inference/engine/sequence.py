@@ -10,6 +10,7 @@ import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.errors import EngineError, InvalidRequestError
+from inference.engine.healing import HealingConstraint
 from inference.engine.repetition import RepetitionGuard
 from inference.engine.text_stream import TextStream
 from inference.spec_decode.controller import SpeculationController
@@ -39,6 +40,9 @@ class Request:
     spec_mode: SpecMode = SpecMode.AUTO
     # The chat messages the prompt was rendered from: a remote engine applies its own chat template.
     chat_messages: list[dict[str, str]] | None = None
+    # Token healing: bytes removed from the prompt's end that the output must reproduce first (they
+    # are not streamed); see inference.engine.healing.
+    healing: bytes = b""
 
 
 def checked_prompt(request: Request, tokenizer: Tokenizer, max_len: int, vocab_size: int) -> list[int]:
@@ -142,6 +146,7 @@ class Sequence:
         self.pending_text: list[str] = []
         # Stops the output when it loops and holds back the text such a stop would cut (None: off).
         self.repetition: RepetitionGuard | None = None
+        self.healing: HealingConstraint | None = None
 
     @property
     def priority(self) -> int:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 import torch
 
 from inference.engine.errors import ResourceExhaustedError
+from inference.engine.healing import constrained
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner
 from inference.engine.sequence import FinishReason, Sequence
@@ -53,6 +54,7 @@ class SequenceRunner:
         seq.num_computed = end
         self.kv.commit(seq.request_id, seq.token_ids, end)
         if end == seq.prompt_len and seq.num_generated == 0:
+            logits = constrained(seq.healing, logits, seq.output_ids)
             self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
 
     def decode(self, seq: Sequence) -> None:
@@ -117,12 +119,14 @@ class SequenceRunner:
         logits = self._forward(seq, seq.token_ids[-1:], length - 1, 1)
         seq.num_computed = length
         self.kv.commit(seq.request_id, seq.token_ids, length)
+        logits = constrained(seq.healing, logits, seq.output_ids)
         self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
 
     def _speculative_round(self, seq: Sequence, proposal: Proposal) -> int:
         """Verify the proposal in one forward pass; returns how many proposed tokens were accepted."""
         params, length, drafts = seq.request.sampling, len(seq.token_ids), proposal.tokens
         logits = self._forward(seq, [seq.token_ids[-1], *drafts], length - 1, len(drafts) + 1)  # (k+1, V)
+        logits = constrained(seq.healing, logits, seq.output_ids, drafts)
         if params.greedy:
             emitted = verify_greedy(logits, drafts)
         else:

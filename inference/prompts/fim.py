@@ -4,6 +4,16 @@ Each template lays the prompt out from the most stable part to the least: contex
 files of the same repository), the current file's path, then the cursor's surroundings. In SPM
 order the suffix comes before the prefix, so typing at the cursor only appends tokens and the KV
 prefix cache keeps everything before it.
+
+The layouts follow each family's own documentation:
+* Qwen2.5-Coder: PSM only; repository context `<|repo_name|>{repo}\n<|file_sep|>{path}\n{code}\n`...,
+  then `<|file_sep|>{path}\n<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>`.
+* StarCoder2: PSM and SPM; `<repo_name>{repo}<file_sep>{path}\n{code}`..., then the file itself as
+  `<file_sep><fim_prefix>{path}\n{prefix}<fim_suffix>{suffix}<fim_middle>` (the path opens the prefix).
+* DeepSeek-Coder: PSM only, BOS first; repository files go into the prefix headed by `# {path}`.
+* CodeLlama: PSM and SPM (`▁<PRE>▁<SUF>{suffix}▁<MID>{prefix}`), BOS first; no repository format.
+* Codestral (Mistral): SPM only, `[SUFFIX]{suffix}[PREFIX]{prefix}`, BOS first; no repository format.
+* prefix-only (no FIM tokens): the model's document start, then the prefix (`prefix_only.py`).
 """
 
 from __future__ import annotations
@@ -11,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from inference.prompts.prefix_only import document_start
 from inference.tokenizer import Tokenizer
 
 Snippet = tuple[str, str]  # (path, text) of a context snippet
@@ -31,17 +42,23 @@ class FimTemplate:
     suffix: str
     middle: str
     file_sep: str = ""
+    repo_name: str = ""
     bos: str = ""
     supports_spm: bool = False
     stop_tokens: tuple[str, ...] = ()
     stop_token_ids: frozenset[int] = frozenset()
 
-    def context(self, snippets: Sequence[Snippet], path: str | None) -> str:
-        """The text in front of the cursor's surroundings: the snippets as files, then the file's path."""
+    def context(self, snippets: Sequence[Snippet], path: str | None, repo: str = "") -> str:
+        """The text in front of the cursor's surroundings: the snippets as files, then the file's path
+        (StarCoder2 puts the path at the start of the prefix instead; see build)."""
         if self.file_sep:
             if not snippets and not path:
                 return ""
             files = "".join(f"{self.file_sep}{p}\n{text}\n" for p, text in snippets)
+            if self.repo_name and snippets:
+                files = f"{self.repo_name}{repo}{'' if self.family == 'starcoder2' else chr(10)}{files}"
+            if self.family == "starcoder2":  # the file's path opens its prefix, after <fim_prefix>
+                return f"{files}{self.file_sep}"
             return f"{files}{self.file_sep}{path or 'untitled'}\n"
         # No file separator token: repository context as comment-headed files, then the file itself.
         files = "".join(f"# {p}\n{text}\n" for p, text in snippets)
@@ -56,6 +73,7 @@ class FimTemplate:
         spm: bool | None = None,
         *,
         line_after_middle: bool = False,
+        repo: str = "",
     ) -> str:
         """The prompt text (with special tokens) for a completion between `prefix` and `suffix`.
 
@@ -64,13 +82,22 @@ class FimTemplate:
         line_after_middle: PSM only, llama.cpp's layout for PSM-only models: the text of the cursor's
         line goes after the middle token (as the start of the middle), so typing on a line appends
         tokens instead of changing the prefix in front of the suffix.
+        repo: the repository's name, for the families whose repository format names it.
         """
+        if self.family == "codestral":
+            if spm is False or line_after_middle:
+                raise ValueError("the codestral FIM format has only the suffix-prefix order")
+            files = "".join(f"# {p}\n{text}\n" for p, text in snippets)
+            header = f"# {path}\n" if path and snippets else ""
+            return f"{self.bos}{self.suffix}{suffix}{self.prefix}{files}{header}{prefix}"
         if spm and not self.supports_spm:
             raise ValueError(f"the {self.family} FIM format has no suffix-prefix-middle order")
         use_spm = self.supports_spm if spm is None else spm
         if line_after_middle and use_spm:
             raise ValueError("line_after_middle is a prefix-suffix-middle layout; pass spm=False")
-        context = self.context(snippets, path)
+        context = self.context(snippets, path, repo)
+        if self.family == "starcoder2" and context:
+            prefix = f"{path or 'untitled'}\n{prefix}"
         if self.family == "prefix-only":
             return f"{self.bos}{context}{prefix}"
         tail = ""
@@ -102,7 +129,10 @@ _STARCODER_TOKENS = ("<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<file_sep>
 _STARCODER_STOPS = ("<|endoftext|>", "<fim_pad>", "<file_sep>", "<repo_name>", *_STARCODER_TOKENS[:3])
 _DEEPSEEK_TOKENS = ("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>")
 _DEEPSEEK_STOPS = ("<｜end▁of▁sentence｜>", "<|EOT|>", *_DEEPSEEK_TOKENS)
-FAMILIES = ("codedraft", "qwen", "starcoder2", "deepseek", "codellama", "prefix-only")
+_CODESTRAL_TOKENS = ("[PREFIX]", "[SUFFIX]", "[MIDDLE]")
+_CODESTRAL_STOPS = ("</s>", *_CODESTRAL_TOKENS)
+_REPO_NAME = {"qwen": "<|repo_name|>", "starcoder2": "<repo_name>"}
+FAMILIES = ("codedraft", "qwen", "starcoder2", "deepseek", "codellama", "codestral", "prefix-only")
 
 
 def _codellama_tokens(tokenizer: Tokenizer) -> tuple[str, str, str, str] | None:
@@ -127,6 +157,8 @@ def _layout(
         found = _codellama_tokens(tokenizer) if tokenizer is not None else None
         pre, suf, mid, eot = found or ("▁<PRE>", "▁<SUF>", "▁<MID>", "▁<EOT>")
         return (pre, suf, mid, ""), True, (eot,)
+    if family == "codestral":
+        return (*_CODESTRAL_TOKENS, ""), True, _CODESTRAL_STOPS
     if family == "prefix-only":
         return ("", "", "", ""), False, ()
     raise ValueError(f"unknown FIM template {family!r}: expected one of {', '.join(FAMILIES)}")
@@ -142,8 +174,14 @@ def fim_layout(family: str) -> FimTemplate:
 
 def _template(family: str, tokenizer: Tokenizer) -> FimTemplate:
     (prefix, suffix, middle, file_sep), supports_spm, stops = _layout(family, tokenizer)
-    # Families without a file separator expect BOS first (their tokenizers add it to every text).
+    # Families without a file separator expect BOS first (their tokenizers add it to every text); a
+    # model without FIM tokens gets its real document start, never a chat-turn opener.
     bos = (tokenizer.bos_token or "") if not file_sep else ""
+    if family == "prefix-only":
+        bos = document_start(tokenizer)
+    repo_name = _REPO_NAME.get(family, "")
+    if tokenizer.token_id(repo_name) is None:
+        repo_name = ""
     candidates = tuple(dict.fromkeys((*stops, *((tokenizer.eos_token,) if tokenizer.eos_token else ()))))
     present = tuple(t for t in candidates if tokenizer.token_id(t) is not None)
     stop_ids = {tokenizer.token_id(t) for t in present} | set(tokenizer.eos_token_ids)
@@ -153,6 +191,7 @@ def _template(family: str, tokenizer: Tokenizer) -> FimTemplate:
         suffix=suffix,
         middle=middle,
         file_sep=file_sep,
+        repo_name=repo_name,
         bos=bos,
         supports_spm=supports_spm,
         stop_tokens=present,
@@ -177,6 +216,8 @@ def detect_fim_family(tokenizer: Tokenizer) -> str:
         return "deepseek"
     if _codellama_tokens(tokenizer) is not None:
         return "codellama"
+    if has(*_CODESTRAL_TOKENS[:2]):
+        return "codestral"
     return "prefix-only"
 
 

@@ -12,6 +12,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import EngineConfig
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
+from inference.prompts.vocabulary import vocabulary_index
 from inference.server.engine_backend import EngineBackend
 from inference.server.served_model import ServedModel
 from inference.server.validation import RequestLimits
@@ -85,6 +86,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         dtype=str(target.dtype).removeprefix("torch."),
         fim_template=target.fim.family,
         fim_spm=target.fim.supports_spm,
+        prefix_only=target.fim.family == "prefix-only",
         has_chat_template=target.chat is not None and target.chat.source is not None,
         supports_tools=target.chat is not None and target.chat.supports_tools,
         kv_block_size=config.block_size,
@@ -95,6 +97,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     if draft is not None:
         info.draft_model.CopyFrom(describe(draft))
     torch.set_grad_enabled(False)
+    vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
     return ServedModel(
         backend=EngineBackend(engine),
         tokenizer=target.tokenizer,

@@ -9,17 +9,30 @@ while to tokenize.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.prompts.chat import ChatTemplate
+from inference.prompts.healing import heal_prompt
+from inference.prompts.prefix_only import suffix_stop
 from inference.server import prompt_budget, validation
 from inference.server.served_model import ServedModel
+from inference.tokenizer import Tokenizer
 
 # Tokens that end an assistant turn in common chat formats; Generate with chat stops on them.
 CHAT_END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>")
+
+
+def heal_fitted(tokenizer: Tokenizer, fitted: prompt_budget.FittedPrompt) -> prompt_budget.FittedPrompt:
+    """The fitted prompt backed off to a stable token boundary (token healing). The removed tokens
+    are generated again; `PreparedRequest.fit` adds their count to max_tokens (the prompt shrank by
+    as many, so the request still fits the context)."""
+    healed = heal_prompt(tokenizer, fitted.token_ids)
+    return replace(
+        fitted, token_ids=healed.token_ids, healing=healed.removed, healing_tokens=healed.removed_tokens
+    )
 
 
 @dataclass
@@ -40,11 +53,14 @@ class PreparedRequest:
         """The fitted prompt, and the max_tokens the daemon lowered the request's to (0: not lowered).
 
         Sets `sampling.max_tokens` to the reply's room: the daemon's limit and what the context holds
-        after the prompt. Raises `RequestError` when the prompt cannot fit.
+        after the prompt, counted as if token healing had removed nothing; the tokens it removed are
+        then added, since the engine generates them again before the reply proper. Raises
+        `RequestError` when the prompt cannot fit.
         """
         fitted = self.build()
-        self.sampling.max_tokens = self.budget.reply_tokens(len(fitted.token_ids))
-        clamped_to = self.sampling.max_tokens if self.sampling.max_tokens < self.asked_tokens else 0
+        reply = self.budget.reply_tokens(len(fitted.token_ids) + fitted.healing_tokens)
+        self.sampling.max_tokens = reply + fitted.healing_tokens
+        clamped_to = reply if reply < self.asked_tokens else 0
         return fitted, clamped_to
 
 
@@ -65,12 +81,15 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
         request, served.limits.default_completion_tokens, served
     )
     sampling.stop_token_ids = tuple(sorted(served.fim.stop_token_ids))
+    if served.fim.family == "prefix-only" and (stop := suffix_stop(request.suffix)) is not None:
+        sampling.stop = (*sampling.stop, stop)
+    heal = not request.HasField("token_healing") or request.token_healing
     # Client text never carries control tokens: special-token strings in code are escaped.
     escape = served.tokenizer.escape_special
     snippets = [((escape(s.path), escape(s.text)), s.score) for s in request.snippets]
 
     def fit() -> prompt_budget.FittedPrompt:
-        return prompt_budget.fit_completion(
+        fitted = prompt_budget.fit_completion(
             served.tokenizer,
             served.fim,
             budget,
@@ -80,6 +99,7 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
             escape(request.path),
             allow_cut,
         )
+        return heal_fitted(served.tokenizer, fitted) if heal else fitted
 
     return PreparedRequest(
         RequestKind.COMPLETION, sampling, spec_mode, budget, fit, pb.CompleteChunk, sampling.max_tokens

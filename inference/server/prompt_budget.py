@@ -39,6 +39,8 @@ class FittedPrompt:
     token_ids: list[int]
     truncated_tokens: int
     dropped_snippets: int = 0
+    healing: bytes = b""  # text token healing removed from the end; the output reproduces it first
+    healing_tokens: int = 0  # how many tokens that text was
 
 
 @dataclass(frozen=True)

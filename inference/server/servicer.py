@@ -190,6 +190,7 @@ class InferenceServicer:
                 engine_request = Request(
                     request_id=request_id,
                     prompt_token_ids=fitted.token_ids,
+                    healing=fitted.healing,
                     sampling=prepared.sampling,
                     kind=prepared.kind,
                     spec_mode=prepared.spec_mode,

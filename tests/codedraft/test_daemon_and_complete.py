@@ -21,8 +21,9 @@ from inference.client import DaemonError, InferenceClient
 
 CODEDRAFT = Path(sys.executable).parent / "codedraft"
 SOURCE = "def add(a, b):\n    return \n\n\nprint(add(1, 2))\n"
-# The tiny model does not end a reply to "x" before this many tokens: a stream long enough to cut.
-LONG_PREFIX, LONG_TOKENS = "x", 250
+# The endless model (8k context) does not end a reply to "x" before this many tokens: a stream that
+# takes seconds, so it is live when SIGTERM comes and outlasts the daemon's drain.
+LONG_PREFIX, ENDLESS_TOKENS = "x", 6000
 
 
 def codedraft(
@@ -85,6 +86,8 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
         "--model",
         str(endless_model_dir),
         "--no-draft",
+        "--max-new-tokens",
+        str(ENDLESS_TOKENS),
         "--listen",
         f"unix:{socket_path}",
         "--drain-seconds",
@@ -146,7 +149,7 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
 
         async def sigterm_during_a_stream() -> DaemonError:
             long_request = pb.CompleteRequest(
-                prefix=LONG_PREFIX, sampling=pb.SamplingParams(max_tokens=LONG_TOKENS)
+                prefix=LONG_PREFIX, sampling=pb.SamplingParams(max_tokens=ENDLESS_TOKENS)
             )
             async with InferenceClient(f"unix:{socket_path}") as client:
                 stream = client.complete(long_request)

@@ -42,6 +42,10 @@ FAMILY_TOKENS: dict[str, tuple[list[str], dict[str, Any]]] = {
         ["<s>", "</s>", "▁<PRE>", "▁<SUF>", "▁<MID>", "▁<EOT>"],
         {"bos_token": "<s>", "eos_token": "</s>"},
     ),
+    "codestral": (
+        ["<s>", "</s>", "[INST]", "[/INST]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]"],
+        {"bos_token": "<s>", "eos_token": "</s>"},
+    ),
 }
 
 
@@ -85,20 +89,20 @@ SNIPPETS = [("util.py", "def helper():\n    pass")]
         (
             "qwen",
             None,
-            "<|file_sep|>util.py\ndef helper():\n    pass\n<|file_sep|>main.py\n"
+            "<|repo_name|>demo\n<|file_sep|>util.py\ndef helper():\n    pass\n<|file_sep|>main.py\n"
             "<|fim_prefix|>x = <|fim_suffix|>\nprint(x)<|fim_middle|>",
         ),
         (
             "starcoder2",
             None,
-            "<file_sep>util.py\ndef helper():\n    pass\n<file_sep>main.py\n"
-            "<fim_prefix><fim_suffix>\nprint(x)<fim_middle>x = ",
+            "<repo_name>demo<file_sep>util.py\ndef helper():\n    pass\n"
+            "<file_sep><fim_prefix><fim_suffix>\nprint(x)<fim_middle>main.py\nx = ",
         ),
         (
             "starcoder2",
             False,
-            "<file_sep>util.py\ndef helper():\n    pass\n<file_sep>main.py\n"
-            "<fim_prefix>x = <fim_suffix>\nprint(x)<fim_middle>",
+            "<repo_name>demo<file_sep>util.py\ndef helper():\n    pass\n"
+            "<file_sep><fim_prefix>main.py\nx = <fim_suffix>\nprint(x)<fim_middle>",
         ),
         (
             "deepseek",
@@ -116,6 +120,11 @@ SNIPPETS = [("util.py", "def helper():\n    pass")]
             False,
             "<s>▁<PRE># util.py\ndef helper():\n    pass\n# main.py\nx = ▁<SUF>\nprint(x)▁<MID>",
         ),
+        (
+            "codestral",
+            None,
+            "<s>[SUFFIX]\nprint(x)[PREFIX]# util.py\ndef helper():\n    pass\n# main.py\nx = ",
+        ),
     ],
 )
 def test_prompt_layout(
@@ -124,11 +133,11 @@ def test_prompt_layout(
     tokenizer = tokenizers_by_family[family]
     template = fim_template_for(tokenizer)
     assert template.family == family
-    prompt = template.build("x = ", "\nprint(x)", SNIPPETS, "main.py", spm=spm)
+    prompt = template.build("x = ", "\nprint(x)", SNIPPETS, "main.py", spm=spm, repo="demo")
     assert prompt == expected
-    # Every special token of the layout reaches the model as one id.
+    # Every special token of the layout reaches the model as one id (Codestral has no middle token).
     ids = tokenizer.encode(prompt)
-    for token in (template.prefix, template.suffix, template.middle):
+    for token in (template.prefix, template.suffix, template.middle)[: 2 if family == "codestral" else 3]:
         assert ids.count(tokenizer.token_id(token)) == 1  # type: ignore[arg-type]
 
 
@@ -143,6 +152,13 @@ def test_spm_typing_only_appends(tokenizers_by_family: dict[str, Tokenizer]) -> 
     before = template.build("def f(", ")\n", SNIPPETS, "a.py")
     after = template.build("def f(x", ")\n", SNIPPETS, "a.py")
     assert after.startswith(before.removesuffix("<|fim_middle|>"))
+
+
+def test_codestral_is_suffix_first_only(tokenizers_by_family: dict[str, Tokenizer]) -> None:
+    template = fim_template_for(tokenizers_by_family["codestral"])
+    assert template.build("a", "b") == "<s>[SUFFIX]b[PREFIX]a"
+    with pytest.raises(ValueError, match="only the suffix-prefix order"):
+        template.build("a", "b", spm=False)
 
 
 def test_psm_only_family_refuses_spm(tokenizers_by_family: dict[str, Tokenizer]) -> None:
@@ -161,6 +177,7 @@ def test_psm_only_family_refuses_spm(tokenizers_by_family: dict[str, Tokenizer])
         ("starcoder2", {"<|endoftext|>", "<file_sep>", "<fim_pad>"}),
         ("deepseek", {"<｜end▁of▁sentence｜>"}),
         ("codellama", {"▁<EOT>", "</s>"}),
+        ("codestral", {"</s>", "[PREFIX]", "[SUFFIX]", "[MIDDLE]"}),
     ],
 )
 def test_stop_tokens(tokenizers_by_family: dict[str, Tokenizer], family: str, stops: set[str]) -> None:
@@ -186,7 +203,8 @@ def test_tokenizer_without_fim_tokens_completes_the_prefix(tmp_path: Path) -> No
     template = fim_template_for(Tokenizer.from_dir(tmp_path))
     assert template.family == "prefix-only"
     assert (
-        template.build("x = ", "\ny", SNIPPETS, "m.py") == "# util.py\ndef helper():\n    pass\n# m.py\nx = "
+        template.build("x = ", "\ny", SNIPPETS, "m.py")
+        == "<|endoftext|># util.py\ndef helper():\n    pass\n# m.py\nx = "
     )
 
 

@@ -10,7 +10,7 @@ from tokenizers import Tokenizer
 
 from inference.engine.repetition import Loop, RepetitionDetector, RepetitionGuard
 
-MODEL_DIR = Path(__file__).resolve().parents[2] / "models" / "codedraft-base"
+MODEL_DIR = Path(__file__).resolve().parents[3] / "models" / "codedraft-base"
 
 LOOPS = {
     # the ghost text: the same two tokens to the end of the line

@@ -9,6 +9,7 @@ import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
+from tests.fixtures.tiny_models import make_tiny_checkpoint
 from tests.inference.server.helpers import LONG_PREFIX, RunningDaemon, start_daemon, wait_idle
 
 CONTEXT = 512  # the tiny model's
@@ -60,3 +61,33 @@ async def test_a_request_that_fits_is_not_marked_clamped(roomy: RunningDaemon) -
     request = pb.CompleteRequest(prefix="def f():\n    return ", sampling=pb.SamplingParams(max_tokens=3))
     result = await InferenceClient.collect(roomy.client.complete(request))
     assert result.figures.max_tokens_clamped_to == 0 and result.figures.generated_tokens == 3
+
+
+async def test_token_healing_adds_the_tokens_it_removed_after_the_clamp(
+    tmp_path: Path, short_dir: Path
+) -> None:
+    model = make_tiny_checkpoint(
+        tmp_path / "prefix-only", "llama", tokenizer_config={"fim_template": "prefix-only"}
+    )
+    running = await start_daemon(model, short_dir, max_new_tokens=DAEMON_LIMIT)
+    far = "".join(f"def far_{i}(x):\n    return x + {i}\n\n" for i in range(120))
+    try:
+        figures = {}
+        for healing in (True, False):
+            request = pb.CompleteRequest(
+                prefix=far + "def near(value):\n    return valu",
+                sampling=pb.SamplingParams(max_tokens=DAEMON_LIMIT),
+                token_healing=healing,
+            )
+            figures[healing] = (await InferenceClient.collect(running.client.complete(request))).figures
+    finally:
+        await running.client.close()
+        await running.daemon.stop()
+    healed, typed = figures[True], figures[False]
+    removed = typed.prompt_tokens - healed.prompt_tokens
+    assert removed > 0, "the prompt ends inside an identifier: healing must back it off"
+    # The clamp is the reply's room after the prompt as typed; the removed tokens come on top of it.
+    assert healed.max_tokens_clamped_to == typed.max_tokens_clamped_to == CONTEXT - typed.prompt_tokens
+    assert typed.generated_tokens == typed.max_tokens_clamped_to
+    assert healed.generated_tokens == healed.max_tokens_clamped_to + removed
+    assert healed.prompt_tokens + healed.generated_tokens == CONTEXT

@@ -24,51 +24,51 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63odedraft/v1/inference.proto\x12\x0c\x63odedraft.v1\"\x86\x01\n\x0eSamplingParams\x12\x13\n\x0btemperature\x18\x01 \x01(\x02\x12\r\n\x05top_p\x18\x02 \x01(\x02\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12\x17\n\nmax_tokens\x18\x04 \x01(\rH\x01\x88\x01\x01\x12\x0c\n\x04stop\x18\x05 \x03(\tB\x07\n\x05_seedB\r\n\x0b_max_tokens\"_\n\x0e\x43ontextSnippet\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x02\x12\x0e\n\x06source\x18\x04 \x01(\t\x12\x12\n\nstart_line\x18\x05 \x01(\r\"\xc1\x02\n\x0f\x43ompleteRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0e\n\x06prefix\x18\x03 \x01(\t\x12\x0e\n\x06suffix\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x10\n\x08language\x18\x06 \x01(\t\x12.\n\x08snippets\x18\x07 \x03(\x0b\x32\x1c.codedraft.v1.ContextSnippet\x12.\n\x08sampling\x18\x08 \x01(\x0b\x32\x1c.codedraft.v1.SamplingParams\x12\x32\n\x0bspeculation\x18\t \x01(\x0e\x32\x1d.codedraft.v1.SpeculationMode\x12\x32\n\ntruncation\x18\n \x01(\x0e\x32\x1e.codedraft.v1.TruncationPolicy\",\n\x0b\x43hatMessage\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\";\n\x0c\x43hatMessages\x12+\n\x08messages\x18\x01 \x03(\x0b\x32\x19.codedraft.v1.ChatMessage\"\x98\x02\n\x0fGenerateRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12*\n\x04\x63hat\x18\x03 \x01(\x0b\x32\x1a.codedraft.v1.ChatMessagesH\x00\x12\x10\n\x06prompt\x18\x04 \x01(\tH\x00\x12.\n\x08sampling\x18\x05 \x01(\x0b\x32\x1c.codedraft.v1.SamplingParams\x12\x32\n\x0bspeculation\x18\x06 \x01(\x0e\x32\x1d.codedraft.v1.SpeculationMode\x12\x32\n\ntruncation\x18\x07 \x01(\x0e\x32\x1e.codedraft.v1.TruncationPolicyB\x07\n\x05input\"\xcd\x02\n\x0eRequestFigures\x12\x15\n\rprompt_tokens\x18\x01 \x01(\r\x12\x15\n\rreused_tokens\x18\x02 \x01(\r\x12\x17\n\x0f\x63omputed_tokens\x18\x03 \x01(\r\x12\x18\n\x10generated_tokens\x18\x04 \x01(\r\x12\x1e\n\x16time_to_first_token_ms\x18\x05 \x01(\x02\x12 \n\x18\x64\x65\x63ode_tokens_per_second\x18\x06 \x01(\x02\x12\x16\n\x0e\x64raft_proposed\x18\x07 \x01(\r\x12\x16\n\x0e\x64raft_accepted\x18\x08 \x01(\r\x12\x1d\n\x15target_forward_passes\x18\t \x01(\r\x12\x18\n\x10truncated_tokens\x18\n \x01(\r\x12\x10\n\x08total_ms\x18\x0b \x01(\x02\x12\x1d\n\x15max_tokens_clamped_to\x18\x0c \x01(\r\"\xa7\x01\n\rCompleteChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\ntext_delta\x18\x02 \x01(\t\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\x31\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x1a.codedraft.v1.FinishReason\x12-\n\x07\x66igures\x18\x05 \x01(\x0b\x32\x1c.codedraft.v1.RequestFigures\"\xa7\x01\n\rGenerateChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\ntext_delta\x18\x02 \x01(\t\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\x31\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x1a.codedraft.v1.FinishReason\x12-\n\x07\x66igures\x18\x05 \x01(\x0b\x32\x1c.codedraft.v1.RequestFigures\"#\n\rCancelRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\"#\n\x0e\x43\x61ncelResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x08\"\x15\n\x13GetModelInfoRequest\"\x84\x01\n\x10ModelDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x14\n\x0c\x61rchitecture\x18\x03 \x01(\t\x12\x12\n\nparameters\x18\x04 \x01(\x04\x12\x16\n\x0e\x63ontext_length\x18\x05 \x01(\r\x12\x12\n\nvocab_size\x18\x06 \x01(\r\"\xf5\x02\n\tModelInfo\x12-\n\x05model\x18\x01 \x01(\x0b\x32\x1e.codedraft.v1.ModelDescription\x12\x33\n\x0b\x64raft_model\x18\x02 \x01(\x0b\x32\x1e.codedraft.v1.ModelDescription\x12\x17\n\x0fhas_draft_model\x18\x03 \x01(\x08\x12\x0e\n\x06\x64\x65vice\x18\x04 \x01(\t\x12\r\n\x05\x64type\x18\x05 \x01(\t\x12\x14\n\x0c\x66im_template\x18\x06 \x01(\t\x12\x0f\n\x07\x66im_spm\x18\x07 \x01(\x08\x12\x19\n\x11has_chat_template\x18\x08 \x01(\x08\x12\x15\n\rkv_block_size\x18\t \x01(\r\x12\x17\n\x0fkv_blocks_total\x18\n \x01(\r\x12\x16\n\x0emax_new_tokens\x18\x0b \x01(\r\x12\x19\n\x11max_request_bytes\x18\x0c \x01(\r\x12\x0f\n\x07version\x18\r \x01(\t\x12\x16\n\x0esupports_tools\x18\x0e \x01(\x08\"\x11\n\x0fGetStatsRequest\"\xda\x03\n\x05Stats\x12\x16\n\x0erequests_total\x18\x01 \x01(\x04\x12\x19\n\x11requests_finished\x18\x02 \x01(\x04\x12\x17\n\x0frequests_active\x18\x03 \x01(\r\x12\x13\n\x0bqueue_depth\x18\x04 \x01(\r\x12\x1a\n\x12requests_cancelled\x18\x05 \x01(\x04\x12\x1a\n\x12\x63\x61\x63he_hit_requests\x18\x06 \x01(\x04\x12\x15\n\rprompt_tokens\x18\x07 \x01(\x04\x12\x15\n\rreused_tokens\x18\x08 \x01(\x04\x12\x17\n\x0f\x63omputed_tokens\x18\t \x01(\x04\x12\x18\n\x10generated_tokens\x18\n \x01(\x04\x12\x16\n\x0e\x64raft_proposed\x18\x0b \x01(\x04\x12\x16\n\x0e\x64raft_accepted\x18\x0c \x01(\x04\x12\x19\n\x11tokens_per_second\x18\r \x01(\x02\x12\x17\n\x0fkv_blocks_total\x18\x0e \x01(\r\x12\x16\n\x0ekv_blocks_used\x18\x0f \x01(\r\x12\x18\n\x10kv_blocks_cached\x18\x10 \x01(\r\x12\x16\n\x0euptime_seconds\x18\x11 \x01(\x01\x12\x13\n\x0bpreemptions\x18\x12 \x01(\x04\x12\x14\n\x0ckv_evictions\x18\x13 \x01(\x04*\xa0\x01\n\x0fSpeculationMode\x12 \n\x1cSPECULATION_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SPECULATION_MODE_AUTO\x10\x01\x12\x18\n\x14SPECULATION_MODE_OFF\x10\x02\x12\x1a\n\x16SPECULATION_MODE_NGRAM\x10\x03\x12\x1a\n\x16SPECULATION_MODE_DRAFT\x10\x04*\xca\x01\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12\x15\n\x11\x46INISH_REASON_EOS\x10\x03\x12\x1b\n\x17\x46INISH_REASON_CANCELLED\x10\x04\x12\x17\n\x13\x46INISH_REASON_ERROR\x10\x05\x12\x1c\n\x18\x46INISH_REASON_REPETITION\x10\x06*{\n\x10TruncationPolicy\x12!\n\x1dTRUNCATION_POLICY_UNSPECIFIED\x10\x00\x12&\n\"TRUNCATION_POLICY_KEEP_NEAR_CURSOR\x10\x01\x12\x1c\n\x18TRUNCATION_POLICY_REJECT\x10\x02\x32\xf0\x02\n\tInference\x12H\n\x08\x43omplete\x12\x1d.codedraft.v1.CompleteRequest\x1a\x1b.codedraft.v1.CompleteChunk0\x01\x12H\n\x08Generate\x12\x1d.codedraft.v1.GenerateRequest\x1a\x1b.codedraft.v1.GenerateChunk0\x01\x12\x43\n\x06\x43\x61ncel\x12\x1b.codedraft.v1.CancelRequest\x1a\x1c.codedraft.v1.CancelResponse\x12J\n\x0cGetModelInfo\x12!.codedraft.v1.GetModelInfoRequest\x1a\x17.codedraft.v1.ModelInfo\x12>\n\x08GetStats\x12\x1d.codedraft.v1.GetStatsRequest\x1a\x13.codedraft.v1.Statsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x63odedraft/v1/inference.proto\x12\x0c\x63odedraft.v1\"\x86\x01\n\x0eSamplingParams\x12\x13\n\x0btemperature\x18\x01 \x01(\x02\x12\r\n\x05top_p\x18\x02 \x01(\x02\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12\x17\n\nmax_tokens\x18\x04 \x01(\rH\x01\x88\x01\x01\x12\x0c\n\x04stop\x18\x05 \x03(\tB\x07\n\x05_seedB\r\n\x0b_max_tokens\"_\n\x0e\x43ontextSnippet\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\r\n\x05score\x18\x03 \x01(\x02\x12\x0e\n\x06source\x18\x04 \x01(\t\x12\x12\n\nstart_line\x18\x05 \x01(\r\"\xef\x02\n\x0f\x43ompleteRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12\x0e\n\x06prefix\x18\x03 \x01(\t\x12\x0e\n\x06suffix\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x01(\t\x12\x10\n\x08language\x18\x06 \x01(\t\x12.\n\x08snippets\x18\x07 \x03(\x0b\x32\x1c.codedraft.v1.ContextSnippet\x12.\n\x08sampling\x18\x08 \x01(\x0b\x32\x1c.codedraft.v1.SamplingParams\x12\x32\n\x0bspeculation\x18\t \x01(\x0e\x32\x1d.codedraft.v1.SpeculationMode\x12\x32\n\ntruncation\x18\n \x01(\x0e\x32\x1e.codedraft.v1.TruncationPolicy\x12\x1a\n\rtoken_healing\x18\x0b \x01(\x08H\x00\x88\x01\x01\x42\x10\n\x0e_token_healing\",\n\x0b\x43hatMessage\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\t\";\n\x0c\x43hatMessages\x12+\n\x08messages\x18\x01 \x03(\x0b\x32\x19.codedraft.v1.ChatMessage\"\x98\x02\n\x0fGenerateRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\x12*\n\x04\x63hat\x18\x03 \x01(\x0b\x32\x1a.codedraft.v1.ChatMessagesH\x00\x12\x10\n\x06prompt\x18\x04 \x01(\tH\x00\x12.\n\x08sampling\x18\x05 \x01(\x0b\x32\x1c.codedraft.v1.SamplingParams\x12\x32\n\x0bspeculation\x18\x06 \x01(\x0e\x32\x1d.codedraft.v1.SpeculationMode\x12\x32\n\ntruncation\x18\x07 \x01(\x0e\x32\x1e.codedraft.v1.TruncationPolicyB\x07\n\x05input\"\xcd\x02\n\x0eRequestFigures\x12\x15\n\rprompt_tokens\x18\x01 \x01(\r\x12\x15\n\rreused_tokens\x18\x02 \x01(\r\x12\x17\n\x0f\x63omputed_tokens\x18\x03 \x01(\r\x12\x18\n\x10generated_tokens\x18\x04 \x01(\r\x12\x1e\n\x16time_to_first_token_ms\x18\x05 \x01(\x02\x12 \n\x18\x64\x65\x63ode_tokens_per_second\x18\x06 \x01(\x02\x12\x16\n\x0e\x64raft_proposed\x18\x07 \x01(\r\x12\x16\n\x0e\x64raft_accepted\x18\x08 \x01(\r\x12\x1d\n\x15target_forward_passes\x18\t \x01(\r\x12\x18\n\x10truncated_tokens\x18\n \x01(\r\x12\x10\n\x08total_ms\x18\x0b \x01(\x02\x12\x1d\n\x15max_tokens_clamped_to\x18\x0c \x01(\r\"\xa7\x01\n\rCompleteChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\ntext_delta\x18\x02 \x01(\t\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\x31\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x1a.codedraft.v1.FinishReason\x12-\n\x07\x66igures\x18\x05 \x01(\x0b\x32\x1c.codedraft.v1.RequestFigures\"\xa7\x01\n\rGenerateChunk\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x12\n\ntext_delta\x18\x02 \x01(\t\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\x31\n\rfinish_reason\x18\x04 \x01(\x0e\x32\x1a.codedraft.v1.FinishReason\x12-\n\x07\x66igures\x18\x05 \x01(\x0b\x32\x1c.codedraft.v1.RequestFigures\"#\n\rCancelRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\"#\n\x0e\x43\x61ncelResponse\x12\x11\n\tcancelled\x18\x01 \x01(\x08\"\x15\n\x13GetModelInfoRequest\"\x84\x01\n\x10ModelDescription\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x14\n\x0c\x61rchitecture\x18\x03 \x01(\t\x12\x12\n\nparameters\x18\x04 \x01(\x04\x12\x16\n\x0e\x63ontext_length\x18\x05 \x01(\r\x12\x12\n\nvocab_size\x18\x06 \x01(\r\"\x8a\x03\n\tModelInfo\x12-\n\x05model\x18\x01 \x01(\x0b\x32\x1e.codedraft.v1.ModelDescription\x12\x33\n\x0b\x64raft_model\x18\x02 \x01(\x0b\x32\x1e.codedraft.v1.ModelDescription\x12\x17\n\x0fhas_draft_model\x18\x03 \x01(\x08\x12\x0e\n\x06\x64\x65vice\x18\x04 \x01(\t\x12\r\n\x05\x64type\x18\x05 \x01(\t\x12\x14\n\x0c\x66im_template\x18\x06 \x01(\t\x12\x0f\n\x07\x66im_spm\x18\x07 \x01(\x08\x12\x19\n\x11has_chat_template\x18\x08 \x01(\x08\x12\x15\n\rkv_block_size\x18\t \x01(\r\x12\x17\n\x0fkv_blocks_total\x18\n \x01(\r\x12\x16\n\x0emax_new_tokens\x18\x0b \x01(\r\x12\x19\n\x11max_request_bytes\x18\x0c \x01(\r\x12\x0f\n\x07version\x18\r \x01(\t\x12\x16\n\x0esupports_tools\x18\x0e \x01(\x08\x12\x13\n\x0bprefix_only\x18\x0f \x01(\x08\"\x11\n\x0fGetStatsRequest\"\xda\x03\n\x05Stats\x12\x16\n\x0erequests_total\x18\x01 \x01(\x04\x12\x19\n\x11requests_finished\x18\x02 \x01(\x04\x12\x17\n\x0frequests_active\x18\x03 \x01(\r\x12\x13\n\x0bqueue_depth\x18\x04 \x01(\r\x12\x1a\n\x12requests_cancelled\x18\x05 \x01(\x04\x12\x1a\n\x12\x63\x61\x63he_hit_requests\x18\x06 \x01(\x04\x12\x15\n\rprompt_tokens\x18\x07 \x01(\x04\x12\x15\n\rreused_tokens\x18\x08 \x01(\x04\x12\x17\n\x0f\x63omputed_tokens\x18\t \x01(\x04\x12\x18\n\x10generated_tokens\x18\n \x01(\x04\x12\x16\n\x0e\x64raft_proposed\x18\x0b \x01(\x04\x12\x16\n\x0e\x64raft_accepted\x18\x0c \x01(\x04\x12\x19\n\x11tokens_per_second\x18\r \x01(\x02\x12\x17\n\x0fkv_blocks_total\x18\x0e \x01(\r\x12\x16\n\x0ekv_blocks_used\x18\x0f \x01(\r\x12\x18\n\x10kv_blocks_cached\x18\x10 \x01(\r\x12\x16\n\x0euptime_seconds\x18\x11 \x01(\x01\x12\x13\n\x0bpreemptions\x18\x12 \x01(\x04\x12\x14\n\x0ckv_evictions\x18\x13 \x01(\x04*\xa0\x01\n\x0fSpeculationMode\x12 \n\x1cSPECULATION_MODE_UNSPECIFIED\x10\x00\x12\x19\n\x15SPECULATION_MODE_AUTO\x10\x01\x12\x18\n\x14SPECULATION_MODE_OFF\x10\x02\x12\x1a\n\x16SPECULATION_MODE_NGRAM\x10\x03\x12\x1a\n\x16SPECULATION_MODE_DRAFT\x10\x04*\xca\x01\n\x0c\x46inishReason\x12\x1d\n\x19\x46INISH_REASON_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46INISH_REASON_STOP\x10\x01\x12\x18\n\x14\x46INISH_REASON_LENGTH\x10\x02\x12\x15\n\x11\x46INISH_REASON_EOS\x10\x03\x12\x1b\n\x17\x46INISH_REASON_CANCELLED\x10\x04\x12\x17\n\x13\x46INISH_REASON_ERROR\x10\x05\x12\x1c\n\x18\x46INISH_REASON_REPETITION\x10\x06*{\n\x10TruncationPolicy\x12!\n\x1dTRUNCATION_POLICY_UNSPECIFIED\x10\x00\x12&\n\"TRUNCATION_POLICY_KEEP_NEAR_CURSOR\x10\x01\x12\x1c\n\x18TRUNCATION_POLICY_REJECT\x10\x02\x32\xf0\x02\n\tInference\x12H\n\x08\x43omplete\x12\x1d.codedraft.v1.CompleteRequest\x1a\x1b.codedraft.v1.CompleteChunk0\x01\x12H\n\x08Generate\x12\x1d.codedraft.v1.GenerateRequest\x1a\x1b.codedraft.v1.GenerateChunk0\x01\x12\x43\n\x06\x43\x61ncel\x12\x1b.codedraft.v1.CancelRequest\x1a\x1c.codedraft.v1.CancelResponse\x12J\n\x0cGetModelInfo\x12!.codedraft.v1.GetModelInfoRequest\x1a\x17.codedraft.v1.ModelInfo\x12>\n\x08GetStats\x12\x1d.codedraft.v1.GetStatsRequest\x1a\x13.codedraft.v1.Statsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'codedraft.v1.inference_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SPECULATIONMODE']._serialized_start=2775
-  _globals['_SPECULATIONMODE']._serialized_end=2935
-  _globals['_FINISHREASON']._serialized_start=2938
-  _globals['_FINISHREASON']._serialized_end=3140
-  _globals['_TRUNCATIONPOLICY']._serialized_start=3142
-  _globals['_TRUNCATIONPOLICY']._serialized_end=3265
+  _globals['_SPECULATIONMODE']._serialized_start=2842
+  _globals['_SPECULATIONMODE']._serialized_end=3002
+  _globals['_FINISHREASON']._serialized_start=3005
+  _globals['_FINISHREASON']._serialized_end=3207
+  _globals['_TRUNCATIONPOLICY']._serialized_start=3209
+  _globals['_TRUNCATIONPOLICY']._serialized_end=3332
   _globals['_SAMPLINGPARAMS']._serialized_start=47
   _globals['_SAMPLINGPARAMS']._serialized_end=181
   _globals['_CONTEXTSNIPPET']._serialized_start=183
   _globals['_CONTEXTSNIPPET']._serialized_end=278
   _globals['_COMPLETEREQUEST']._serialized_start=281
-  _globals['_COMPLETEREQUEST']._serialized_end=602
-  _globals['_CHATMESSAGE']._serialized_start=604
-  _globals['_CHATMESSAGE']._serialized_end=648
-  _globals['_CHATMESSAGES']._serialized_start=650
-  _globals['_CHATMESSAGES']._serialized_end=709
-  _globals['_GENERATEREQUEST']._serialized_start=712
-  _globals['_GENERATEREQUEST']._serialized_end=992
-  _globals['_REQUESTFIGURES']._serialized_start=995
-  _globals['_REQUESTFIGURES']._serialized_end=1328
-  _globals['_COMPLETECHUNK']._serialized_start=1331
-  _globals['_COMPLETECHUNK']._serialized_end=1498
-  _globals['_GENERATECHUNK']._serialized_start=1501
-  _globals['_GENERATECHUNK']._serialized_end=1668
-  _globals['_CANCELREQUEST']._serialized_start=1670
-  _globals['_CANCELREQUEST']._serialized_end=1705
-  _globals['_CANCELRESPONSE']._serialized_start=1707
-  _globals['_CANCELRESPONSE']._serialized_end=1742
-  _globals['_GETMODELINFOREQUEST']._serialized_start=1744
-  _globals['_GETMODELINFOREQUEST']._serialized_end=1765
-  _globals['_MODELDESCRIPTION']._serialized_start=1768
-  _globals['_MODELDESCRIPTION']._serialized_end=1900
-  _globals['_MODELINFO']._serialized_start=1903
-  _globals['_MODELINFO']._serialized_end=2276
-  _globals['_GETSTATSREQUEST']._serialized_start=2278
-  _globals['_GETSTATSREQUEST']._serialized_end=2295
-  _globals['_STATS']._serialized_start=2298
-  _globals['_STATS']._serialized_end=2772
-  _globals['_INFERENCE']._serialized_start=3268
-  _globals['_INFERENCE']._serialized_end=3636
+  _globals['_COMPLETEREQUEST']._serialized_end=648
+  _globals['_CHATMESSAGE']._serialized_start=650
+  _globals['_CHATMESSAGE']._serialized_end=694
+  _globals['_CHATMESSAGES']._serialized_start=696
+  _globals['_CHATMESSAGES']._serialized_end=755
+  _globals['_GENERATEREQUEST']._serialized_start=758
+  _globals['_GENERATEREQUEST']._serialized_end=1038
+  _globals['_REQUESTFIGURES']._serialized_start=1041
+  _globals['_REQUESTFIGURES']._serialized_end=1374
+  _globals['_COMPLETECHUNK']._serialized_start=1377
+  _globals['_COMPLETECHUNK']._serialized_end=1544
+  _globals['_GENERATECHUNK']._serialized_start=1547
+  _globals['_GENERATECHUNK']._serialized_end=1714
+  _globals['_CANCELREQUEST']._serialized_start=1716
+  _globals['_CANCELREQUEST']._serialized_end=1751
+  _globals['_CANCELRESPONSE']._serialized_start=1753
+  _globals['_CANCELRESPONSE']._serialized_end=1788
+  _globals['_GETMODELINFOREQUEST']._serialized_start=1790
+  _globals['_GETMODELINFOREQUEST']._serialized_end=1811
+  _globals['_MODELDESCRIPTION']._serialized_start=1814
+  _globals['_MODELDESCRIPTION']._serialized_end=1946
+  _globals['_MODELINFO']._serialized_start=1949
+  _globals['_MODELINFO']._serialized_end=2343
+  _globals['_GETSTATSREQUEST']._serialized_start=2345
+  _globals['_GETSTATSREQUEST']._serialized_end=2362
+  _globals['_STATS']._serialized_start=2365
+  _globals['_STATS']._serialized_end=2839
+  _globals['_INFERENCE']._serialized_start=3335
+  _globals['_INFERENCE']._serialized_end=3703
 # @@protoc_insertion_point(module_scope)

@@ -75,7 +75,7 @@ class ContextSnippet(_message.Message):
     def __init__(self, path: _Optional[str] = ..., text: _Optional[str] = ..., score: _Optional[float] = ..., source: _Optional[str] = ..., start_line: _Optional[int] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ("request_id", "session_id", "prefix", "suffix", "path", "language", "snippets", "sampling", "speculation", "truncation")
+    __slots__ = ("request_id", "session_id", "prefix", "suffix", "path", "language", "snippets", "sampling", "speculation", "truncation", "token_healing")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PREFIX_FIELD_NUMBER: _ClassVar[int]
@@ -86,6 +86,7 @@ class CompleteRequest(_message.Message):
     SAMPLING_FIELD_NUMBER: _ClassVar[int]
     SPECULATION_FIELD_NUMBER: _ClassVar[int]
     TRUNCATION_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_HEALING_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     session_id: str
     prefix: str
@@ -96,7 +97,8 @@ class CompleteRequest(_message.Message):
     sampling: SamplingParams
     speculation: SpeculationMode
     truncation: TruncationPolicy
-    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., prefix: _Optional[str] = ..., suffix: _Optional[str] = ..., path: _Optional[str] = ..., language: _Optional[str] = ..., snippets: _Optional[_Iterable[_Union[ContextSnippet, _Mapping]]] = ..., sampling: _Optional[_Union[SamplingParams, _Mapping]] = ..., speculation: _Optional[_Union[SpeculationMode, str]] = ..., truncation: _Optional[_Union[TruncationPolicy, str]] = ...) -> None: ...
+    token_healing: bool
+    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., prefix: _Optional[str] = ..., suffix: _Optional[str] = ..., path: _Optional[str] = ..., language: _Optional[str] = ..., snippets: _Optional[_Iterable[_Union[ContextSnippet, _Mapping]]] = ..., sampling: _Optional[_Union[SamplingParams, _Mapping]] = ..., speculation: _Optional[_Union[SpeculationMode, str]] = ..., truncation: _Optional[_Union[TruncationPolicy, str]] = ..., token_healing: _Optional[bool] = ...) -> None: ...
 
 class ChatMessage(_message.Message):
     __slots__ = ("role", "content")
@@ -219,7 +221,7 @@ class ModelDescription(_message.Message):
     def __init__(self, name: _Optional[str] = ..., path: _Optional[str] = ..., architecture: _Optional[str] = ..., parameters: _Optional[int] = ..., context_length: _Optional[int] = ..., vocab_size: _Optional[int] = ...) -> None: ...
 
 class ModelInfo(_message.Message):
-    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "supports_tools")
+    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "supports_tools", "prefix_only")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
     HAS_DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -234,6 +236,7 @@ class ModelInfo(_message.Message):
     MAX_REQUEST_BYTES_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     SUPPORTS_TOOLS_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_ONLY_FIELD_NUMBER: _ClassVar[int]
     model: ModelDescription
     draft_model: ModelDescription
     has_draft_model: bool
@@ -248,7 +251,8 @@ class ModelInfo(_message.Message):
     max_request_bytes: int
     version: str
     supports_tools: bool
-    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., supports_tools: _Optional[bool] = ...) -> None: ...
+    prefix_only: bool
+    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., supports_tools: _Optional[bool] = ..., prefix_only: _Optional[bool] = ...) -> None: ...
 
 class GetStatsRequest(_message.Message):
     __slots__ = ()

@@ -1,0 +1,59 @@
+"""`codedraft bench model --model PATH`: realistic cursor placement, and a real run on a tiny model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import cursor_infill
+from tests.fixtures.tiny_models import make_tiny_checkpoint
+from training.corpus import SourceFile
+
+SOURCE = """import os
+
+
+def walk(top, names):
+    found = []
+    for name in names:
+        path = os.path.join(top, name)
+
+        if os.path.isdir(path):
+            found.append(path)
+    return found
+"""
+
+
+def test_cursors_sit_after_the_indentation_inside_an_identifier_or_on_a_blank_line() -> None:
+    cases = cursor_infill.cursor_cases([SourceFile("walk.py", SOURCE)], 60, seed=1)
+    assert {c.kind for c in cases} == {"indent", "identifier", "blank"}
+    for case in cases:
+        assert case.prefix + case.middle + case.suffix == SOURCE
+        typed = case.line[: len(case.line) - len(case.middle)]
+        assert case.prefix.endswith(typed) and case.line.endswith(case.middle)
+        if case.kind == "indent":
+            assert typed.strip() == "" and typed and case.middle[:1].strip()
+        elif case.kind == "identifier":
+            # The cursor splits a name: a name character on both sides of it.
+            assert (typed[-1].isalnum() or typed[-1] == "_") and (
+                case.middle[0].isalnum() or case.middle[0] == "_"
+            )
+        else:
+            assert case.line.strip() == "" and case.middle == ""
+
+
+@pytest.mark.slow
+def test_a_tiny_model_runs_through_the_daemon_request_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = make_tiny_checkpoint(tmp_path / "tiny", "llama", tokenizer_config={"fim_template": "prefix-only"})
+    out = tmp_path / "figures.json"
+    argv = ["--model", str(model), "--cases", "3", "--context-tokens", "128", "--max-new-tokens", "4"]
+    assert cursor_infill.main([*argv, "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["fim_template"] == "prefix-only"
+    for corpus in cursor_infill.CORPORA:
+        assert figures[corpus]["cases"] == 3
+        assert set(figures[corpus]["exact_match"]) == {"healing", "no_healing", "empty", "above"}
+    assert "line above" in capsys.readouterr().out
