@@ -56,8 +56,8 @@ ext-test:
 	cd vscode-extension && npm ci --no-audit --no-fund && npm run compile && npm run lint && npm test
 
 # llama.cpp's server (llama-cpp-python compiles it) behind `codedraft daemon --backend`; then a real VS
-# Code (code-server) with the packaged extension, against `codedraft lsp` and the daemon on the embedded
-# model; installs code-server and Chromium on first use.
+# Code (code-server) with the packaged extension, against `codedraft lsp` and the daemon on the default
+# model (SmolLM2-135M-Instruct); installs code-server and Chromium on first use.
 e2e: $(STAMP)
 	$(PY) -m pip install -q -c constraints.txt 'llama-cpp-python[server]==0.3.36'
 	CODEDRAFT_E2E_LLAMACPP=1 $(PY) -m pytest -q tests/e2e/test_llamacpp_backend.py

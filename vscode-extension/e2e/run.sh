@@ -6,7 +6,7 @@
 #
 # CODEDRAFT_E2E_SERVER chooses the language server:
 #   real     (default) the repository's `codedraft lsp` (.venv/bin/python -m codedraft lsp,
-#            or the JSON array in CODEDRAFT_E2E_SERVER_COMMAND), against the embedded model;
+#            or the JSON array in CODEDRAFT_E2E_SERVER_COMMAND), against the default model;
 #   fake     e2e/fakeServer.ts, canned answers over the same LSP contract (checks the harness);
 #   missing  a program that does not exist (checks the "could not start" path).
 # CODEDRAFT_E2E_KEEP=1 keeps the run folder (logs, profile, workspace, screenshots of fake and
@@ -94,8 +94,11 @@ case "$SERVER_KIND" in
     else
       SERVER_SETTINGS="\"codedraft.server.pythonPath\": \"$REPO_DIR/.venv/bin/python\""
     fi
-    # The daemon the language server starts serves the embedded pair, not the bigger SmolLM2 default.
-    export CODEDRAFT_DEFAULT_MODEL="${CODEDRAFT_DEFAULT_MODEL:-embedded}"
+    # The daemon the language server starts serves the default model (SmolLM2-135M-Instruct) on the
+    # CPU: a suggestion can take several seconds on a busy machine, so it gets a minute, not five
+    # seconds, before the server abandons it.
+    SERVER_SETTINGS="$SERVER_SETTINGS,
+  \"codedraft.completion.timeoutMs\": 60000"
     SCENARIO=working
     ;;
   fake)

@@ -18,6 +18,7 @@ export interface ServerSettings {
     maxTokens: number;
     contextBudgetTokens: number;
     debounceMs: number;
+    timeoutMs: number;
   };
   agent: { checkCommand: string; stepLimit: number };
 }
@@ -43,6 +44,7 @@ export const DEFAULTS = {
   'completion.maxTokens': 64,
   'completion.contextBudgetTokens': 1024,
   'completion.debounceMs': 75,
+  'completion.timeoutMs': 5000,
   'agent.checkCommand': '',
   'agent.stepLimit': 4,
   'server.command': ['codedraft', 'lsp'],
@@ -88,6 +90,7 @@ export function readServerSettings(config: SettingsReader): ServerSettings {
       maxTokens: readCount(config, 'completion.maxTokens'),
       contextBudgetTokens: readCount(config, 'completion.contextBudgetTokens'),
       debounceMs: readCount(config, 'completion.debounceMs'),
+      timeoutMs: readCount(config, 'completion.timeoutMs'),
     },
     agent: {
       checkCommand: readString(config, 'agent.checkCommand'),

@@ -24,7 +24,7 @@ describe('server settings', () => {
   it('maps defaults to the nested camelCase initializationOptions', () => {
     assert.deepEqual(readServerSettings(reader({})), {
       daemon: { address: '', model: '', draftModel: '', device: 'auto', tlsCa: '' },
-      completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75 },
+      completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75, timeoutMs: 5000 },
       agent: { checkCommand: '', stepLimit: 4 },
     });
   });
@@ -42,6 +42,7 @@ describe('server settings', () => {
         'completion.maxTokens': 128,
         'completion.contextBudgetTokens': 2048,
         'completion.debounceMs': 10,
+        'completion.timeoutMs': 60000,
         'agent.checkCommand': 'pytest -x -q',
         'agent.stepLimit': 6,
         'server.command': ['ignored'],
@@ -61,6 +62,7 @@ describe('server settings', () => {
         maxTokens: 128,
         contextBudgetTokens: 2048,
         debounceMs: 10,
+        timeoutMs: 60000,
       },
       agent: { checkCommand: 'pytest -x -q', stepLimit: 6 },
     });
@@ -71,6 +73,7 @@ describe('server settings', () => {
       reader({
         'completion.maxTokens': '128',
         'completion.debounceMs': -5,
+        'completion.timeoutMs': 0,
         'completion.contextBudgetTokens': 1.5,
         'agent.stepLimit': 0,
         'completion.enabled': 'yes',
@@ -80,6 +83,7 @@ describe('server settings', () => {
     );
     assert.equal(settings.completion.maxTokens, 64);
     assert.equal(settings.completion.debounceMs, 75);
+    assert.equal(settings.completion.timeoutMs, 5000);
     assert.equal(settings.completion.contextBudgetTokens, 1024);
     assert.equal(settings.agent.stepLimit, 4);
     assert.equal(settings.completion.enabled, true);
