@@ -158,4 +158,5 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
         context_length=context,
         limits=limits,
         info=info,
+        constrains_tokens=False,
     )

@@ -83,7 +83,7 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
     sampling.stop_token_ids = tuple(sorted(served.fim.stop_token_ids))
     if served.fim.family == "prefix-only" and (stop := suffix_stop(request.suffix)) is not None:
         sampling.stop = (*sampling.stop, stop)
-    heal = not request.HasField("token_healing") or request.token_healing
+    heal = served.constrains_tokens and (not request.HasField("token_healing") or request.token_healing)
     # Client text never carries control tokens: special-token strings in code are escaped.
     escape = served.tokenizer.escape_special
     snippets = [((escape(s.path), escape(s.text)), s.score) for s in request.snippets]

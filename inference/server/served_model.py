@@ -23,3 +23,6 @@ class ServedModel:
     context_length: int
     limits: RequestLimits
     info: pb.ModelInfo
+    # Whether the backend can constrain the first generated tokens, which token healing needs (a
+    # remote OpenAI-compatible engine cannot: its completion would repeat the text healing removed).
+    constrains_tokens: bool = True
