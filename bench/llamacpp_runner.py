@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"
 
 
@@ -79,7 +81,9 @@ class LlamaCppRunner:
         """Greedy tokens after `prompt_ids`, ignoring end of text, timed."""
         if cold:
             self.llm.reset()
-        reused = _common_prefix(self.llm.input_ids[: self.llm.n_tokens].tolist(), prompt_ids)
+        cached = self.llm.input_ids[: min(self.llm.n_tokens, len(prompt_ids))]  # llama.cpp's KV tokens
+        differ = np.flatnonzero(cached != np.asarray(prompt_ids[: len(cached)]))
+        reused = int(differ[0]) if differ.size else len(cached)
         evaluated = len(prompt_ids) - min(reused, len(prompt_ids) - 1)
         started = time.perf_counter()
         first = 0.0
@@ -91,12 +95,3 @@ class LlamaCppRunner:
             if len(tokens) >= max_tokens:
                 break
         return Timed(tokens, first, time.perf_counter() - started, evaluated)
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
