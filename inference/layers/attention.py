@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from inference.layers.linear import concat_linears
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import apply_rotary
 from inference.models.config import ModelConfig
@@ -214,11 +215,19 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
         self.v_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
         self.o_proj = nn.Linear(q_size, hidden, bias=o_bias)
+        self.split_sizes = (q_size, kv_size, kv_size)
+        # Set by fuse_projections: q|k|v from one matrix product (q/k/v_proj are then dropped).
+        self.qkv_proj: nn.Module | None = None
         self.q_norm: RMSNorm | None = None
         self.k_norm: RMSNorm | None = None
         if config.qk_norm:
             self.q_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
             self.k_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
+
+    def fuse_projections(self) -> None:
+        """Compute q, k and v with one matrix product of their stacked weights from now on."""
+        self.qkv_proj = concat_linears(self.q_proj, self.k_proj, self.v_proj)
+        del self.q_proj, self.k_proj, self.v_proj
 
     def forward(
         self,
@@ -231,9 +240,13 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         """hidden (T, hidden_size) -> (T, hidden_size); writes this call's K/V into the pool first."""
         num_new = hidden.shape[0]
-        q = self.q_proj(hidden).view(num_new, self.num_heads, self.head_dim)  # (T, H, D)
-        k = self.k_proj(hidden).view(num_new, self.num_kv_heads, self.head_dim)  # (T, KvH, D)
-        v = self.v_proj(hidden).view(num_new, self.num_kv_heads, self.head_dim)
+        if self.qkv_proj is not None:
+            q, k, v = self.qkv_proj(hidden).split(self.split_sizes, dim=-1)  # (T, H*D), (T, KvH*D) x2
+        else:
+            q, k, v = self.q_proj(hidden), self.k_proj(hidden), self.v_proj(hidden)
+        q = q.view(num_new, self.num_heads, self.head_dim)  # (T, H, D)
+        k = k.view(num_new, self.num_kv_heads, self.head_dim)  # (T, KvH, D)
+        v = v.view(num_new, self.num_kv_heads, self.head_dim)
         if self.q_norm is not None and self.k_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
