@@ -240,16 +240,22 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         """hidden (T, hidden_size) -> (T, hidden_size); writes this call's K/V into the pool first."""
         num_new = hidden.shape[0]
-        if self.qkv_proj is not None:
-            q, k, v = self.qkv_proj(hidden).split(self.split_sizes, dim=-1)  # (T, H*D), (T, KvH*D) x2
+        heads, kv_heads = self.num_heads, self.num_kv_heads
+        if self.qkv_proj is not None and self.q_norm is None:
+            qkv = self.qkv_proj(hidden).view(num_new, heads + 2 * kv_heads, self.head_dim)  # (T, H+2KvH, D)
+            qk = apply_rotary(qkv[:, : heads + kv_heads], cos, sin)  # q and k heads rotated in one go
+            q, k, v = qk[:, :heads], qk[:, heads:], qkv[:, heads + kv_heads :]  # (T, H, D), (T, KvH, D) x2
         else:
-            q, k, v = self.q_proj(hidden), self.k_proj(hidden), self.v_proj(hidden)
-        q = q.view(num_new, self.num_heads, self.head_dim)  # (T, H, D)
-        k = k.view(num_new, self.num_kv_heads, self.head_dim)  # (T, KvH, D)
-        v = v.view(num_new, self.num_kv_heads, self.head_dim)
-        if self.q_norm is not None and self.k_norm is not None:
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+            if self.qkv_proj is not None:
+                q, k, v = self.qkv_proj(hidden).split(self.split_sizes, dim=-1)  # (T, H*D), (T, KvH*D) x2
+            else:
+                q, k, v = self.q_proj(hidden), self.k_proj(hidden), self.v_proj(hidden)
+            q = q.view(num_new, heads, self.head_dim)  # (T, H, D)
+            k = k.view(num_new, kv_heads, self.head_dim)  # (T, KvH, D)
+            v = v.view(num_new, kv_heads, self.head_dim)
+            if self.q_norm is not None and self.k_norm is not None:
+                q, k = self.q_norm(q), self.k_norm(k)
+            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         write_kv(k_cache, v_cache, k, v, meta.slot_mapping)
         out = paged_attention(q, k_cache, v_cache, meta, self.scale, self.sliding_window)  # (T, H, D)
         return self.o_proj(out.reshape(num_new, self.num_heads * self.head_dim))

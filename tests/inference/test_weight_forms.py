@@ -87,10 +87,13 @@ def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
         pack_linears(nn.Sequential(), "int4")
 
 
-@pytest.mark.parametrize("weights", ["float32", "float16"])
-def test_cache_hit_and_speculation_are_exact_in_each_form(weights: str, tmp_path: Path) -> None:
-    make_tiny_checkpoint(tmp_path / "llama", "llama", tie_word_embeddings=True)
-    model = load_model(tmp_path / "llama", device="cpu", weights=weights)
+@pytest.mark.parametrize(
+    ("arch", "weights"), [("llama", "float32"), ("llama", "float16"), ("qwen3", "float16")]
+)
+def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: str, tmp_path: Path) -> None:
+    # llama: q and k rotated together out of the fused projection; qwen3: q/k norms first.
+    make_tiny_checkpoint(tmp_path / arch, arch, tie_word_embeddings=True)
+    model = load_model(tmp_path / arch, device="cpu", weights=weights)
     ids = model.tokenizer.encode(PROMPTS[2])
 
     def request(name: str, mode: SpecMode) -> Request:
