@@ -241,8 +241,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--weights",
         default="auto",
-        help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16|int8, or checkpoint: the unpacked layout; "
-        "greedy agreement is measured against the first)",
+        help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16, or "
+        "checkpoint: the unpacked layout; greedy agreement is measured against the first)",
     )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,decode,refactor")
     args = parser.parse_args(argv)

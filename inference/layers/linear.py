@@ -1,4 +1,4 @@
-"""How the projections of a loaded model store their weights on the CPU: `--weights float32|float16|int8`.
+"""How the projections of a loaded model store their weights on the CPU: `--weights float32|float16`.
 
 A model is built with `nn.Linear` (so Hugging Face state dicts load by name) and then packed once:
 every `nn.Linear` is swapped for one of the modules below, all computing y = x W^T + b on (T, in).
@@ -10,9 +10,12 @@ every `nn.Linear` is swapped for one of the modules below, all computing y = x W
 * float16: fbgemm's fp16 weight kernel (`torch.ops.quantized.linear_dynamic_fp16`): weights stored
   in half precision and widened in registers, activations and accumulation stay float32, so half
   the bytes per token. Weight-only: the only loss is rounding each weight to 11 significant bits.
-* int8: fbgemm's dynamic int8 kernel (`torch.ops.quantized.linear_dynamic`): int8 weights with one
-  scale per output row, activations quantized to 8 bits per call. A quarter of the bytes, but the
-  activation quantization costs accuracy (see the README's agreement figures).
+
+No int8 form: the int8 kernels at hand either quantize the activations too, one scale per call
+(fbgemm's `linear_dynamic`: greedy completions leave float32's within a few tokens, and a row's
+output depends on the other rows of its call, so a cache hit would not equal a miss), or are no
+faster than float32 on AVX2 without VNNI (`_weight_int8pack_mm`: 8x slower; torchao 0.18's int8
+weight-only). See the README.
 
 The quantized kernels are CPU-only; on other devices only float32 is accepted and the model keeps
 its `nn.Linear`s.
@@ -23,11 +26,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-WEIGHT_FORMATS = ("float32", "float16", "int8")
+WEIGHT_FORMATS = ("float32", "float16")
 
 # What the daemon serves on the CPU unless told otherwise, chosen by `codedraft bench versus-llamacpp`
-# (README): float16 keeps greedy output equal to float32's on the replay while reading half the bytes;
-# int8 is faster still but its per-call activation quantization changes most greedy completions.
+# (README): float16 keeps greedy output equal to float32's on the replay while reading half the bytes.
 DEFAULT_CPU_WEIGHTS = "float16"
 
 
@@ -61,29 +63,9 @@ class Float16Linear(nn.Module):
         return torch.ops.quantized.linear_dynamic_fp16(x, self.packed)
 
 
-class Int8Linear(nn.Module):
-    """fbgemm's dynamic int8 linear: per-output-row symmetric int8 weights, activations quantized per call."""
-
-    def __init__(self, linear: nn.Linear) -> None:
-        super().__init__()
-        self.in_features, self.out_features = linear.in_features, linear.out_features
-        weight = linear.weight.detach().float()
-        scales = (weight.abs().amax(dim=1) / 127.0).clamp_min(1e-12).double()  # (out,)
-        zero_points = torch.zeros(weight.shape[0], dtype=torch.int64)
-        qweight = torch.quantize_per_channel(weight, scales, zero_points, 0, torch.qint8)
-        bias = None if linear.bias is None else linear.bias.detach().float()
-        self.packed = torch.ops.quantized.linear_prepack(qweight, bias)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x (T, in) -> (T, out)."""
-        # reduce_range: 7-bit activations, so AVX2's 16-bit pairwise products cannot saturate.
-        return torch.ops.quantized.linear_dynamic(x, self.packed, True)
-
-
 _PACKERS: dict[str, type[nn.Module]] = {
     "float32": TransposedLinear,
     "float16": Float16Linear,
-    "int8": Int8Linear,
 }
 
 

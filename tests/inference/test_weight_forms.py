@@ -14,7 +14,6 @@ from inference.engine.sequence import Request
 from inference.layers.linear import (
     WEIGHT_FORMATS,
     Float16Linear,
-    Int8Linear,
     TransposedLinear,
     concat_linears,
     pack_linears,
@@ -43,8 +42,6 @@ def test_each_form_computes_the_linear_map(bias: bool) -> None:
     if bias:
         rounded.bias.copy_(linear.bias)
     torch.testing.assert_close(Float16Linear(linear)(x), rounded(x), rtol=1e-5, atol=1e-5)
-    # int8: 8-bit weights and 7-bit activations, a few percent of the output's range.
-    assert (Int8Linear(linear)(x) - expected).abs().max() < 0.05 * expected.abs().max()
 
 
 def test_rows_do_not_depend_on_the_other_rows_of_the_call() -> None:
@@ -79,8 +76,8 @@ def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
     cpu = torch.device("cpu")
     assert resolve_weights("auto", cpu, torch.float32) in WEIGHT_FORMATS
     assert resolve_weights("auto", cpu, torch.bfloat16) is None
-    with pytest.raises(ModelLoadError, match="unknown weights 'int4'"):
-        resolve_weights("int4", cpu, torch.float32)
+    with pytest.raises(ModelLoadError, match="unknown weights 'int8'"):
+        resolve_weights("int8", cpu, torch.float32)
     with pytest.raises(ModelLoadError, match="weights float16 need the CPU and float32"):
         resolve_weights("float16", torch.device("cuda"), torch.float32)
     with pytest.raises(ValueError, match="unknown weights format"):
