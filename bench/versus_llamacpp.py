@@ -11,29 +11,27 @@ the same machine noise, and prints each figure with the ratio codedraft / llama.
 4. refactor: the rename prompt of `bench engine`, plain and (codedraft) prompt-lookup decoding.
 
 Both decode greedily with the same token ids. codedraft serves the file's weights dequantized (or a
-`--model` folder); llama.cpp computes on the quantized blocks, so their outputs may differ a little:
-the share of identical greedy tokens is printed.
+`--model` folder), in each `--weights` form side by side; llama.cpp computes on the quantized blocks,
+so their outputs may differ a little: the share of greedy tokens equal to the first form's is printed.
+CPU-second figures (this process's CPU time, both engines run in it) are steadier than the wall clock
+on a machine shared with other jobs.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import dataclasses
 import statistics
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from bench.codedraft_runner import CodedraftRunner, with_weights
 from bench.engine_workloads import refactor_prompt, typing_prompts
-from bench.llamacpp_runner import LlamaCppRunner, LlamaCppUnavailable, Timed
-from inference.config import EngineConfig, SamplingParams, SpecMode
+from bench.llamacpp_runner import LlamaCppRunner, LlamaCppUnavailable
+from inference.config import SpecMode
 from inference.defaults import REPO_ROOT
-from inference.engine.engine import LLMEngine
-from inference.engine.sequence import Request
-from inference.loading import LoadedModel, ModelLoadError, load_model, resolve_weights
+from inference.loading import LoadedModel, ModelLoadError, load_model
 
 LLAMA = "llama.cpp"
 
@@ -57,44 +55,6 @@ class Pair:
         )
 
 
-class CodedraftRunner:
-    """Greedy generation through one LLMEngine with the prefix cache, one request at a time."""
-
-    def __init__(self, loaded: LoadedModel, kv_cache_mb: float) -> None:
-        config = EngineConfig(kv_cache_mb=kv_cache_mb, max_step_tokens=4096, prefill_chunk=4096)
-        self.engine = LLMEngine.from_loaded(loaded, config, None)
-        # Cold prompts run on an engine without the prefix cache, so nothing of them is reused.
-        config.enable_prefix_cache = False
-        self.uncached = LLMEngine.from_loaded(loaded, config, None)
-        self.count = 0
-
-    def generate(
-        self, prompt_ids: list[int], max_tokens: int, mode: SpecMode = SpecMode.OFF, cold: bool = False
-    ) -> Timed:
-        """Greedy tokens after `prompt_ids`, ignoring end of text, timed (`cold`: on the uncached engine)."""
-        engine = self.uncached if cold else self.engine
-        self.count += 1
-        request = Request(
-            f"r{self.count}",
-            prompt_token_ids=prompt_ids,
-            spec_mode=mode,
-            sampling=SamplingParams(max_tokens=max_tokens, ignore_eos=True),
-        )
-        started = time.perf_counter()
-        engine.add_request(request)
-        tokens: list[int] = []
-        computed = 0
-        first = 0.0
-        while engine.has_work():
-            for out in engine.step():
-                if out.token_ids and not tokens:
-                    first = time.perf_counter() - started
-                tokens += out.token_ids
-                if out.metrics is not None:
-                    computed = out.metrics.computed_tokens
-        return Timed(tokens, first, time.perf_counter() - started, computed)
-
-
 def _agreement(a: list[int], b: list[int]) -> tuple[int, int]:
     """Tokens equal up to the first difference, and the length compared."""
     same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
@@ -112,6 +72,7 @@ def bench_typing(
         runner.generate(ids[0], 1)
     names = [*ours, LLAMA]
     first: dict[str, list[float]] = {name: [] for name in names}
+    first_cpu: dict[str, list[float]] = {name: [] for name in names}
     computed: dict[str, list[float]] = {name: [] for name in names}
     agree = {name: [0, 0] for name in names}  # versus the first weights form: same, compared
     for i, prompt in enumerate(ids[1:]):
@@ -119,6 +80,7 @@ def bench_typing(
         for name in names if i % 2 else names[::-1]:
             results[name] = (ours[name] if name in ours else theirs).generate(prompt, args.completion_tokens)
             first[name].append(1000 * results[name].first_token_s)
+            first_cpu[name].append(1000 * results[name].first_token_cpu_s)
             computed[name].append(results[name].evaluated)
         for name in names:
             same, total = _agreement(results[names[0]].tokens, results[name].tokens)
@@ -135,6 +97,9 @@ def bench_typing(
         pairs += [
             Pair(f"first token after a keystroke, median ({name})", *_medians(first, name), "ms", False),
             Pair(f"first token after a keystroke, p90 ({name})", *_quantiles(first, name, 0.9), "ms", False),
+            Pair(
+                f"first token after a keystroke, CPU median ({name})", *_medians(first_cpu, name), "ms", False
+            ),
             Pair(f"prompt tokens computed per keystroke ({name})", *_medians(computed, name), "", False),
         ]
     return pairs
@@ -161,11 +126,14 @@ def bench_decode_and_cold(
     decode_ids = ids[-256:]
     names = [*ours, LLAMA]
     decode = dict.fromkeys(names, 0.0)
+    decode_cpu = dict.fromkeys(names, 0.0)
     cold = dict.fromkeys(names, 0.0)
     for i in range(args.repeats):
         for name in names if i % 2 else names[::-1]:
             runner = ours[name] if name in ours else theirs
-            decode[name] += runner.generate(decode_ids, args.decode_tokens).decode_tokens_per_s
+            timed = runner.generate(decode_ids, args.decode_tokens)
+            decode[name] += timed.decode_tokens_per_s
+            decode_cpu[name] += timed.decode_tokens_per_cpu_s
             cold[name] += len(cold_ids) / runner.generate(cold_ids, 1, cold=True).first_token_s
     n = args.repeats
     print(
@@ -176,6 +144,13 @@ def bench_decode_and_cold(
     for name in ours:
         pairs += [
             Pair(f"decode, tokens/s ({name})", decode[name] / n, decode[LLAMA] / n, "", True),
+            Pair(
+                f"decode, tokens per CPU second ({name})",
+                decode_cpu[name] / n,
+                decode_cpu[LLAMA] / n,
+                "",
+                True,
+            ),
             Pair(f"cold prompt, tokens/s ({name})", cold[name] / n, cold[LLAMA] / n, "", True),
         ]
     return pairs
@@ -204,16 +179,6 @@ def bench_refactor(loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppR
         Pair("refactor, codedraft ngram vs llama.cpp plain", ngram.decode_tokens_per_s, rate, "", True),
         Pair("refactor, codedraft auto vs llama.cpp plain", auto.decode_tokens_per_s, rate, "", True),
     ]
-
-
-def _with_weights(loaded: LoadedModel, weights: str) -> LoadedModel:
-    """A copy of `loaded` (its model in the checkpoint's layout) with the projections in `weights` form
-    ("checkpoint": left as loaded, plain `nn.Linear`s, the layout before packing)."""
-    form = None if weights == "checkpoint" else resolve_weights(weights, loaded.device, loaded.dtype)
-    model = copy.deepcopy(loaded.model)
-    if form is not None:
-        model.pack_weights(form)
-    return dataclasses.replace(loaded, model=model, weights=form)
 
 
 def default_gguf() -> Path | None:
@@ -255,7 +220,7 @@ def main(argv: list[str]) -> int:
     forms = [f.strip() for f in args.weights.split(",") if f.strip()]
     try:
         loaded = load_model(args.model or gguf, "cpu")  # the checkpoint's layout; each form packs a copy
-        served = {form: _with_weights(loaded, form) for form in forms}
+        served = {form: with_weights(loaded, form) for form in forms}
     except ModelLoadError as error:
         parser.error(str(error))
     try:
