@@ -4,6 +4,8 @@ on the embedded model and on a tiny random one, cold and from the prefix cache."
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import pytest
 import torch
 
@@ -55,7 +57,7 @@ def _recording_batches(engine: LLMEngine) -> list[list[int]]:
     batches: list[list[int]] = []
     forward_batch = engine.target.forward_batch
 
-    def recorded(parts: list[ForwardRows]) -> list[torch.Tensor]:
+    def recorded(parts: Sequence[ForwardRows]) -> list[torch.Tensor]:
         batches.append([len(part.token_ids) for part in parts])
         return forward_batch(parts)
 
@@ -81,8 +83,9 @@ def _staggered(engine: LLMEngine, requests: list[Request]) -> dict[str, Finished
     return results
 
 
-def _alone(model: LoadedModel, requests: list[Request], **config: object) -> dict[str, Finished]:
-    return {r.request_id: run_all(make_engine(model, **config), [r])[r.request_id] for r in requests}
+def _alone(new_engine: Callable[[], LLMEngine], requests: list[Request]) -> dict[str, Finished]:
+    """Each request through an engine of its own."""
+    return {r.request_id: run_all(new_engine(), [r])[r.request_id] for r in requests}
 
 
 def _assert_same(alone: dict[str, Finished], together: dict[str, Finished]) -> None:
@@ -96,9 +99,8 @@ def _assert_same(alone: dict[str, Finished], together: dict[str, Finished]) -> N
 
 def test_concurrent_requests_share_passes_and_give_their_output_alone(model: LoadedModel) -> None:
     requests = _requests(model)
-    config = {"prefill_chunk": 16, "max_step_tokens": 32}
-    alone = _alone(model, requests, **config)
-    engine = make_engine(model, **config)
+    alone = _alone(lambda: make_engine(model, prefill_chunk=16, max_step_tokens=32), requests)
+    engine = make_engine(model, prefill_chunk=16, max_step_tokens=32)
     batches = _recording_batches(engine)
     together = _staggered(engine, requests)
     _assert_same(alone, together)
@@ -110,7 +112,7 @@ def test_concurrent_requests_share_passes_and_give_their_output_alone(model: Loa
 
 def test_cache_hits_in_a_batch_equal_cold_runs_alone(model: LoadedModel) -> None:
     requests = _requests(model)[:5]
-    cold = _alone(model, requests, enable_prefix_cache=False)
+    cold = _alone(lambda: make_engine(model, enable_prefix_cache=False), requests)
     engine = make_engine(model)
     for request in requests:  # fill the prefix cache, one at a time
         run_all(engine, [Request(f"warm-{request.request_id}", prompt_token_ids=request.prompt_token_ids)])
