@@ -5,6 +5,10 @@ chunk (done, finish reason, figures); a stream stopped by the daemon then ends w
 status (CANCELLED for Cancel and cancel-previous, UNAVAILABLE for shutdown), and one that failed
 with the error's status. A client that cancels, disconnects or runs past its deadline makes grpc
 cancel the handler; its `finally` aborts the engine request, which frees the KV blocks within one step.
+
+Prefill runs the same path as Complete, on the prompt Complete would build, as an engine request of
+kind PREFILL that samples one token nobody sees (the prompt's KV is what it is for): the engine runs
+it last and preempts it first, and a later Complete of the session supersedes it.
 """
 
 from __future__ import annotations
@@ -15,13 +19,13 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from inference.config import RequestKind
+from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.errors import (
     EngineError,
     InvalidRequestError,
@@ -109,6 +113,7 @@ class InferenceServicer:
             {
                 "Complete": unary_stream(self.Complete, pb.CompleteRequest, pb.CompleteChunk),
                 "Generate": unary_stream(self.Generate, pb.GenerateRequest, pb.GenerateChunk),
+                "Prefill": unary(self.Prefill, pb.CompleteRequest, pb.PrefillResponse),
                 "Cancel": unary(self.Cancel, pb.CancelRequest, pb.CancelResponse),
                 "GetModelInfo": unary(self.GetModelInfo, pb.GetModelInfoRequest, pb.ModelInfo),
                 "GetStats": unary(self.GetStats, pb.GetStatsRequest, pb.Stats),
@@ -155,6 +160,25 @@ class InferenceServicer:
         async for chunk in self._serve(served, request, context, arrival, prepared):
             yield chunk
 
+    async def Prefill(self, request: Any, context: grpc.aio.ServicerContext) -> pb.PrefillResponse:
+        arrival = time.perf_counter()
+        served = await self._ready(request, context)
+        if not served.prefills:
+            return pb.PrefillResponse(
+                request_id=request.request_id,
+                skipped="the daemon serves a remote engine, which could not pre-empt a prefill",
+            )
+        try:
+            prepared = replace(prepare_complete(request, served), kind=RequestKind.PREFILL)
+        except RequestError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        last: Any = None
+        async for chunk in self._serve(served, request, context, arrival, prepared):
+            last = chunk
+        if last is None or last.finish_reason in (pb.FINISH_REASON_CANCELLED, pb.FINISH_REASON_ERROR):
+            return pb.PrefillResponse()  # the status set by _serve (CANCELLED, …) is what the caller gets
+        return pb.PrefillResponse(request_id=last.request_id, prefilled=True, figures=last.figures)
+
     async def _serve(
         self,
         served: ServedModel,
@@ -169,11 +193,14 @@ class InferenceServicer:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"request_id {request_id!r} is already running"
             )
+        prefill = prepared.kind is RequestKind.PREFILL
         live = LiveRequest(
-            request_id, request.session_id, supersedable=prepared.kind is RequestKind.COMPLETION
+            request_id,
+            request.session_id,
+            supersedable=prepared.kind is not RequestKind.GENERATION,
+            prefill=prefill,
         )
-        older = self.live.add(live)
-        if older is not None:
+        for older in self.live.add(live):
             served.backend.abort(older.request_id)
         self.counters.requests_total += 1
         self._idle.clear()
@@ -196,10 +223,20 @@ class InferenceServicer:
                     spec_mode=prepared.spec_mode,
                     chat_messages=prepared.chat_messages,
                 )
+                if prefill:  # the prompt's KV is the point; its one token is never shown
+                    engine_request = replace(
+                        engine_request,
+                        sampling=SamplingParams(max_tokens=1),
+                        healing=b"",
+                        spec_mode=SpecMode.OFF,
+                    )
                 async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
                     yield prepared.chunk_class(request_id=request_id, text_delta=delta)
             else:
                 outcome.finish = FinishReason.CANCELLED
+            if prefill and outcome.metrics is not None:
+                outcome.metrics = replace(outcome.metrics, generated_tokens=0)
+                outcome.last_delta, outcome.first_token_ms = "", None
             outcome.ended = True
             self.counters.finished(outcome.metrics, cancelled=outcome.finish is FinishReason.CANCELLED)
             total_ms = (time.perf_counter() - arrival) * 1000
@@ -240,7 +277,7 @@ class InferenceServicer:
         try:
             async with contextlib.aclosing(outputs):
                 async for output in outputs:
-                    if output.token_ids:
+                    if output.token_ids and engine_request.kind is not RequestKind.PREFILL:
                         self.counters.tokens_generated(len(output.token_ids))
                         if outcome.first_token_ms is None:
                             outcome.first_token_ms = (time.perf_counter() - arrival) * 1000
@@ -250,7 +287,7 @@ class InferenceServicer:
                         return
                     if live.stop_status is not None:  # stopped before the engine knew the request
                         served.backend.abort(engine_request.request_id)
-                    if output.delta:
+                    if output.delta and engine_request.kind is not RequestKind.PREFILL:
                         yield output.delta
         except EngineError as raised:  # refused when submitted (bad values, queue full)
             outcome.finish, outcome.failure = FinishReason.ERROR, raised
