@@ -35,6 +35,8 @@ async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position)
                 "promptTokens": figures.prompt_tokens if figures is not None else 0,
                 "reusedTokens": figures.reused_tokens if figures is not None else 0,
                 "daemonMs": round(outcome.daemon_ms, 1),
+                # the daemon's time from the request's arrival to its first token
+                "firstTokenMs": round(figures.time_to_first_token_ms, 1) if figures is not None else 0.0,
             },
         )
     return outcome
