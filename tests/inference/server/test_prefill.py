@@ -1,6 +1,7 @@
 """Prefill through the daemon: it computes the prompt Complete would build, so that the completion at
 that cursor computes only its last partial block; a completion of the session supersedes a running
-prefill and reuses what it computed; a daemon in front of a remote engine skips it."""
+prefill and reuses what it computed, and a prefill never supersedes a completion. (A daemon in front
+of a remote engine skips it: tests/inference/backends.)"""
 
 from __future__ import annotations
 
@@ -127,12 +128,3 @@ async def test_a_prefill_never_supersedes_a_completion(gated: tuple[RunningDaemo
     warm = await prefill
     assert warm.prefilled
     await wait_idle(running)
-
-
-async def test_a_daemon_in_front_of_a_remote_engine_skips_prefill(running: RunningDaemon) -> None:
-    served = running.daemon.servicer.served
-    assert served is not None
-    served.prefills = False  # what load_remote_model sets
-    reply = await running.client.prefill(_at_cursor("doc", "warm"))
-    assert not reply.prefilled and "remote engine" in reply.skipped
-    assert (await running.client.stats()).requests_total == 0
