@@ -51,9 +51,25 @@ class Scheduler:
             self.running.remove(seq)
 
     def admission_order(self) -> list[Sequence]:
-        """Waiting requests in the order they should be admitted (stops at the running limit)."""
-        room = self.config.max_running - len(self.running)
-        return sorted(self.waiting, key=lambda s: (s.priority, s.arrival))[: max(room, 0)]
+        """Waiting requests in the order they should be admitted (stops at the running limit).
+
+        Running prefills do not count against the limit for other requests: they get no work while
+        another request waits or runs, so a completion kept out by them would wait forever. A prefill
+        is admitted only below the limit, so at most `max_running` prefills run beside the others.
+        """
+        room_all = self.config.max_running - len(self.running)
+        room = self.config.max_running - sum(
+            1 for s in self.running if s.request.kind is not RequestKind.PREFILL
+        )
+        picked: list[Sequence] = []
+        for seq in sorted(self.waiting, key=lambda s: (s.priority, s.arrival)):
+            prefill = seq.request.kind is RequestKind.PREFILL
+            if (room_all if prefill else room) <= 0:
+                break
+            picked.append(seq)
+            room_all -= 1
+            room -= 0 if prefill else 1
+        return picked
 
     def preemption_victim(self, lower_than: int | None = None) -> Sequence | None:
         """The running request to give its blocks back when the pool runs dry: the lowest priority,
