@@ -50,6 +50,7 @@ class Visit:
     first_prompt: int
     warm_ms: float | None
     warm_computed: int | None
+    paused_ms: float  # from the cursor move to the request
 
 
 def source_files(count: int) -> list[Path]:
@@ -100,7 +101,20 @@ async def _suggestion(client: BenchClient, uri: str, line: int, character: int) 
     return round_trip, None if last == known else last
 
 
-async def _visit(client: BenchClient, path: Path, text: str, prefill: bool, pause_s: float) -> Visit | None:
+async def _until_idle(daemon: InferenceClient) -> None:
+    while (await daemon.stats()).requests_active:
+        await asyncio.sleep(0.05)
+
+
+async def _visit(
+    client: BenchClient,
+    path: Path,
+    text: str,
+    prefill: bool,
+    pause_s: float,
+    daemon: InferenceClient | None = None,
+) -> Visit | None:
+    """One trial; with ``daemon``, the pause lasts at least until the daemon is idle (prefill done)."""
     uri = path.as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
@@ -112,7 +126,12 @@ async def _visit(client: BenchClient, path: Path, text: str, prefill: bool, paus
         "codedraft/cursor",
         {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}},
     )
+    moved = time.perf_counter()
     await asyncio.sleep(pause_s)
+    if daemon is not None:
+        await asyncio.sleep(0.5)  # the server's prefillDelayMs and the prompt's building
+        await _until_idle(daemon)
+    paused_ms = (time.perf_counter() - moved) * 1000
     round_trip, first = await _suggestion(client, uri, line, character)
     if first is None:
         print(f"  {path.name}: no suggestion from the daemon (suppressed or failed)", file=sys.stderr)
@@ -138,6 +157,7 @@ async def _visit(client: BenchClient, path: Path, text: str, prefill: bool, paus
         int(first.promptTokens),
         None if warm is None else float(warm.firstTokenMs),
         None if warm is None else int(warm.promptTokens - warm.reusedTokens),
+        paused_ms,
     )
 
 
@@ -170,8 +190,8 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
     )
     visits: list[Visit] = []
     try:
-        async with InferenceClient(daemon.address) as probe:
-            await daemon.wait_ready(probe, 600)
+        stats = InferenceClient(daemon.address)
+        await daemon.wait_ready(stats, 600)
         client = BenchClient()
         env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
         await client.start_io(
@@ -197,7 +217,14 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
                 types.DidChangeConfigurationParams(settings=_settings(prefill, args.max_tokens)),
             )
             copy = copies[trial]
-            visit = await _visit(client, copy, copy.read_text(encoding="utf-8"), prefill, args.pause)
+            visit = await _visit(
+                client,
+                copy,
+                copy.read_text(encoding="utf-8"),
+                prefill,
+                args.pause,
+                stats if args.until_prefilled else None,
+            )
             if visit is not None:
                 visits.append(visit)
                 print(
@@ -210,6 +237,7 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
         await client.shutdown_async(None)
         client.exit(None)
         await client.stop()
+        await stats.close()
     finally:
         daemon.stop(timeout_s=60)
         shutil.rmtree(workspace, ignore_errors=True)
@@ -227,7 +255,8 @@ def report(visits: list[Visit], pause_s: float, loads: tuple[str, str]) -> None:
     warm = [v.warm_ms for v in visits if v.warm_ms is not None]
     warm_ms = _median(warm)
     print(f"load average (1, 5, 15 min): {loads[0]} at the start, {loads[1]} at the end")
-    print(f"pause between the cursor move and the request: {pause_s:g} s; {len(visits)} visits")
+    paused = _median([v.paused_ms for v in on]) / 1000
+    print(f"pause between the cursor move and the request: {pause_s:g} s at least, median {paused:.1f} s")
     print(f"{'first token, median':<44}{'ms':>10}{'x warm':>10}{'computed':>10}{'round trip ms':>15}")
     for label, group in (("first suggestion, prefill off", off), ("first suggestion, prefill on", on)):
         first = _median([v.first_ms for v in group])
@@ -256,6 +285,11 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--pause", type=float, default=1.0, help="seconds between cursor move and request (default: 1)"
+    )
+    parser.add_argument(
+        "--until-prefilled",
+        action="store_true",
+        help="extend each pause until the daemon is idle (the prefill done): a user who reads long enough",
     )
     parser.add_argument("--max-tokens", type=int, default=8, help="tokens per suggestion (default: 8)")
     parser.add_argument("--kv-cache-mb", type=int, default=256, help="the daemon's KV pool (default: 256)")

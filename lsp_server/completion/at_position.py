@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from indexer.positions import cursor_offset
-from lsp_server.completion.service import CompletionOutcome, CompletionQuery
+from lsp_server.completion.service import SUPERSEDED, CompletionOutcome, CompletionQuery
 
 if TYPE_CHECKING:
     from lsp_server.server import CodedraftServer  # the server builds its prefills from query_at
@@ -21,15 +21,16 @@ async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position)
     """The post-processed suggestion at ``position`` of ``uri``, or the reason there is none (also sent
     to the editor as ``codedraft/status``)."""
     outcome = await _suggest(ls, uri, position)
-    if outcome.text is None:
+    figures = outcome.figures
+    answered = outcome.text is not None or (figures is not None and outcome.reason != SUPERSEDED)
+    if outcome.from_cache or not answered:
+        # typed through a suggestion the daemon computed, or no answer: lastCompletion keeps
+        # describing the last one the daemon gave
         ls.status.update(suppressed=outcome.reason)
-    elif outcome.from_cache:
-        # typed through a suggestion the daemon computed: lastCompletion keeps describing that one
-        ls.status.update(suppressed=None)
     else:
-        figures = outcome.figures
+        # the daemon answered (even when post-processing then dropped its text): its figures
         ls.status.update(
-            suppressed=None,
+            suppressed=outcome.reason,
             last_completion={
                 "latencyMs": round(outcome.latency_ms, 1),
                 "promptTokens": figures.prompt_tokens if figures is not None else 0,
