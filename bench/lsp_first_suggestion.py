@@ -66,13 +66,18 @@ def source_files(count: int) -> list[Path]:
     return files[:count]
 
 
+BLOCK_OPENERS = ("def ", "async def ", "if ", "elif ", "else:", "for ", "while ", "with ", "try:")
+
+
 def cursor_near_end(text: str) -> tuple[int, int]:
-    """The end of the last line that has code, 90 % of the way down the file."""
+    """The end of the last line that opens a block (``def …:``, ``if …:``) in the first 90 % of the
+    file: code, where a suggestion is asked for (not a comment or docstring, where none is)."""
     lines = text.split("\n")
-    index = int(len(lines) * 0.9)
-    while index > 0 and not lines[index].strip():
-        index -= 1
-    return index, len(lines[index])
+    for index in range(int(len(lines) * 0.9), 0, -1):
+        stripped = lines[index].strip()
+        if stripped.startswith(BLOCK_OPENERS) and stripped.endswith(":"):
+            return index, len(lines[index])
+    raise ValueError("no line opens a block")
 
 
 def _last_completion(client: BenchClient) -> Any:

@@ -19,66 +19,26 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from inference.config import RequestKind, SamplingParams, SpecMode
-from inference.engine.errors import (
-    EngineError,
-    InvalidRequestError,
-    ResourceExhaustedError,
-    StepFailedError,
-)
-from inference.engine.sequence import FinishReason, Request, RequestMetrics
+from inference.config import RequestKind
+from inference.engine.errors import EngineError
+from inference.engine.sequence import FinishReason, Request
 from inference.server import validation
+from inference.server.call_outcome import CallOutcome, final_status
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
 from inference.server.live_requests import LiveRequest, LiveRequests
-from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate
+from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate, prepare_prefill
 from inference.server.served_model import ServedModel
 from inference.server.validation import RequestError, UndecodableRequest
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "codedraft.v1.Inference"
-
-
-def _error_status(error: BaseException) -> tuple[grpc.StatusCode, str]:
-    status = getattr(error, "grpc_status", None)  # a remote engine's failure names its own status
-    if isinstance(status, grpc.StatusCode):
-        return status, str(error)
-    if isinstance(error, ResourceExhaustedError):
-        return grpc.StatusCode.RESOURCE_EXHAUSTED, str(error)
-    if isinstance(error, InvalidRequestError | RequestError):
-        return grpc.StatusCode.INVALID_ARGUMENT, str(error)
-    if isinstance(error, StepFailedError):
-        return grpc.StatusCode.INTERNAL, str(error)
-    return grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
-
-
-@dataclass
-class _Outcome:
-    """How one call's engine request ended (filled in as the stream runs)."""
-
-    ended: bool = False
-    metrics: RequestMetrics | None = None
-    finish: FinishReason | None = None
-    failure: BaseException | None = None
-    last_delta: str = ""
-    first_token_ms: float | None = None
-
-
-def _final_status(live: LiveRequest, outcome: _Outcome) -> tuple[grpc.StatusCode, str] | None:
-    """The call's status after its last chunk: None (OK) unless it was stopped or failed."""
-    if outcome.finish is FinishReason.CANCELLED:
-        return live.stop_status or (grpc.StatusCode.CANCELLED, "cancelled by the engine")
-    if outcome.finish is FinishReason.ERROR or outcome.finish is None:
-        code, message = _error_status(outcome.failure or EngineError("the engine ended the request early"))
-        log.warning("request %s failed: %s", live.request_id, message)
-        return code, message
-    return None
 
 
 class InferenceServicer:
@@ -169,7 +129,7 @@ class InferenceServicer:
                 skipped="the daemon serves a remote engine, which could not pre-empt a prefill",
             )
         try:
-            prepared = replace(prepare_complete(request, served), kind=RequestKind.PREFILL)
+            prepared = prepare_prefill(request, served)
         except RequestError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         last: Any = None
@@ -204,7 +164,7 @@ class InferenceServicer:
             served.backend.abort(older.request_id)
         self.counters.requests_total += 1
         self._idle.clear()
-        outcome = _Outcome()
+        outcome = CallOutcome()
         try:
             try:
                 prepared.sampling.validate()
@@ -214,22 +174,7 @@ class InferenceServicer:
                 self.counters.finished(None, cancelled=False)
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(bad))
             if live.stop_status is None:  # not superseded or cancelled while its prompt was being fitted
-                engine_request = Request(
-                    request_id=request_id,
-                    prompt_token_ids=fitted.token_ids,
-                    healing=fitted.healing,
-                    sampling=prepared.sampling,
-                    kind=prepared.kind,
-                    spec_mode=prepared.spec_mode,
-                    chat_messages=prepared.chat_messages,
-                )
-                if prefill:  # the prompt's KV is the point; its one token is never shown
-                    engine_request = replace(
-                        engine_request,
-                        sampling=SamplingParams(max_tokens=1),
-                        healing=b"",
-                        spec_mode=SpecMode.OFF,
-                    )
+                engine_request = prepared.engine_request(request_id, fitted)
                 async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
                     yield prepared.chunk_class(request_id=request_id, text_delta=delta)
             else:
@@ -251,7 +196,7 @@ class InferenceServicer:
                     outcome.metrics, fitted.truncated_tokens, outcome.first_token_ms, total_ms, clamped_to
                 ),
             )
-            status = _final_status(live, outcome)
+            status = final_status(live, outcome)
             if status is not None:
                 context.set_code(status[0])
                 context.set_details(status[1])
@@ -270,7 +215,7 @@ class InferenceServicer:
         live: LiveRequest,
         engine_request: Request,
         arrival: float,
-        outcome: _Outcome,
+        outcome: CallOutcome,
     ) -> AsyncIterator[str]:
         """The request's text deltas from the engine; the finished output's facts go into `outcome`."""
         outputs = served.backend.generate(engine_request)
