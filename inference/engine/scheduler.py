@@ -5,7 +5,8 @@ Policy, in plain Python:
   a request that finds no room waits for running ones to finish (head of line, so none starves);
 * each step gives every running request one unit of work: a prefill chunk of at most
   `prefill_chunk` tokens, or one decode round (one token, or one speculative round); prompt tokens are
-  budgeted by `max_step_tokens`, completions served first;
+  budgeted by `max_step_tokens`, completions served first; the engine runs the step's prefill chunks
+  and plain decode steps in one batched forward pass;
 * while a completion is still reading its prompt, generations wait: the editor's ghost text must not
   queue behind a long refactor, and one decode token of each generation per step would add up.
 """
