@@ -2,8 +2,8 @@
 
 * `typing_prompts`: FIM prompts after each burst of typing a source file, as a cache-stable prompt
   builder lays them out (the typing session, and the completions with the draft model).
-* `refactor_prompt`: a "rename a symbol" prompt whose continuation copies most of the prompt (the
-  refactor benchmark of prompt lookup).
+* `refactor_prompt`, `refactor_prompts`: "rename a symbol" prompts whose continuation copies most of
+  the prompt (the refactor benchmarks of prompt lookup).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import difflib
 import keyword
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +68,16 @@ def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> RefactorCase | None
     Picks the function closest to 60 lines whose prompt and continuation fit in `max_tokens`, or
     returns None when nothing fits.
     """
-    candidates: list[tuple[int, str, int]] = []
+    cases = refactor_prompts(loaded, max_tokens, 1, lambda lines: abs(lines - 60))
+    return cases[0] if cases else None
+
+
+def refactor_prompts(
+    loaded: LoadedModel, max_tokens: int, count: int, preference: Callable[[int], float]
+) -> list[RefactorCase]:
+    """Up to `count` rename prompts (see `refactor_prompt`) from functions in different files, those
+    whose line count `preference` ranks lowest first (ties broken by path and position)."""
+    candidates: list[tuple[float, str, int, str]] = []
     packages = [REPO_ROOT / name for name in ("inference", "indexer", "lsp_server")]
     paths = sorted(p for package in packages for p in package.rglob("*.py") if "api" not in p.parts)
     for path in paths:
@@ -80,20 +90,37 @@ def refactor_prompt(loaded: LoadedModel, max_tokens: int) -> RefactorCase | None
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno:
                 lines = node.end_lineno - node.lineno + 1
                 code = textwrap.dedent(ast.get_source_segment(source, node, padded=True) or "")
-                candidates.append((abs(lines - 60), code, lines))
-    for _, code, lines in sorted(candidates, key=lambda c: c[0]):
-        names = collections.Counter(re.findall(r"\b[a-z_][a-z0-9_]{3,}\b", code))
-        old = next(n for n, _ in names.most_common() if n != "self" and not keyword.iskeyword(n))
-        renamed = re.sub(rf"\b{old}\b", f"{old}_renamed", code)
-        first_line, _, rest = renamed.partition("\n")
-        # The prompt ends after the first line's text, not its newline: a byte-level BPE merges a
-        # newline with the next line's indentation, so a prompt ending in a lone newline token sits
-        # where training text almost only had an end of text.
-        prompt = f"{code}\n\n# The same function with `{old}` renamed to `{old}_renamed`:\n{first_line}"
-        expected = len(loaded.tokenizer.encode(renamed))
-        if len(loaded.tokenizer.encode(prompt)) + expected + 16 <= max_tokens:
-            return RefactorCase(prompt, "\n" + rest, lines)
-    return None
+                candidates.append((preference(lines), str(path), lines, code))
+    cases: list[RefactorCase] = []
+    used: set[str] = set()
+    for _, file, lines, code in sorted(candidates, key=lambda c: (c[0], c[1])):
+        if file in used:
+            continue
+        case = _rename_case(loaded, code, lines, max_tokens)
+        if case is not None:
+            cases.append(case)
+            used.add(file)
+        if len(cases) == count:
+            break
+    return cases
+
+
+def _rename_case(loaded: LoadedModel, code: str, lines: int, max_tokens: int) -> RefactorCase | None:
+    """The rename prompt of one function (its most frequent identifier renamed), if it fits."""
+    names = collections.Counter(re.findall(r"\b[a-z_][a-z0-9_]{3,}\b", code))
+    old = next((n for n, _ in names.most_common() if n != "self" and not keyword.iskeyword(n)), None)
+    if old is None:
+        return None
+    renamed = re.sub(rf"\b{old}\b", f"{old}_renamed", code)
+    first_line, _, rest = renamed.partition("\n")
+    # The prompt ends after the first line's text, not its newline: a byte-level BPE merges a
+    # newline with the next line's indentation, so a prompt ending in a lone newline token sits
+    # where training text almost only had an end of text.
+    prompt = f"{code}\n\n# The same function with `{old}` renamed to `{old}_renamed`:\n{first_line}"
+    expected = len(loaded.tokenizer.encode(renamed))
+    if len(loaded.tokenizer.encode(prompt)) + expected + 16 > max_tokens:
+        return None
+    return RefactorCase(prompt, "\n" + rest, lines)
 
 
 def lines_reproduced(expected: str, output: str) -> int:

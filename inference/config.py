@@ -67,15 +67,16 @@ class SamplingParams:
 class SpeculationConfig:
     """Speculative decoding settings shared by all requests.
 
-    k starts at `k_init` and moves within [k_min, k_max] with the running acceptance rate. In mode
-    `auto`, speculation is paused for a request when its measured time per emitted token is worse than
-    plain decoding's, and probed again every `probe_interval` steps.
+    A round verifies at most `k_max` proposed tokens, as many as the acceptance so far makes worth their
+    measured cost (`inference/spec_decode/controller.py`). Prompt lookup matches the sequence's tail
+    over at most `ngram_max` tokens and needs at least `ngram_min`. In mode `auto`, a draft model that
+    does not pay is paused and probed again after `probe_interval` steps (doubling up to 8x).
     """
 
     k_init: int = 4
     k_min: int = 1
     k_max: int = 8
-    ngram_max: int = 4
+    ngram_max: int = 64
     ngram_min: int = 2
     probe_interval: int = 16
 

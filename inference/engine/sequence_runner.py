@@ -15,7 +15,6 @@ sequence's computed count stops before them, and tail blocks past the sequence a
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -27,11 +26,10 @@ from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ForwardRows, ModelRunner
 from inference.engine.sequence import FinishReason, Sequence
 from inference.sampling import choose_token, token_probabilities
+from inference.spec_decode.controller import choose_proposal
 from inference.spec_decode.proposer import Proposal, Proposer
+from inference.spec_decode.round_costs import PLAIN, RoundCosts
 from inference.spec_decode.verify import verify_greedy, verify_sampled
-
-# Machine noise only ever slows a step down, so the fastest recent plain step is the robust price.
-_PLAIN_SAMPLES = 8
 
 
 @dataclass
@@ -60,8 +58,8 @@ class SequenceRunner:
         self.max_len = target.config.max_position_embeddings
         # Sees the logits row each emitted token was chosen from (tests compare them); None costs nothing.
         self.logits_observer: Callable[[str, torch.Tensor], None] | None = None
-        # Measured costs of recent plain decode steps: what speculation must beat in mode auto.
-        self._plain_samples: deque[float] = deque(maxlen=_PLAIN_SAMPLES)
+        # Measured costs of recent rounds, plain and speculative: what speculation must beat.
+        self.costs = RoundCosts()
 
     def prefill(self, seq: Sequence, num_tokens: int) -> PlannedRows:
         """Plan the next `num_tokens` prompt tokens; after the last chunk, the first token is chosen."""
@@ -90,9 +88,8 @@ class SequenceRunner:
         name, proposal = chosen
         accepted = self._speculative_round(seq, proposal)
         self.proposers[name].accept(seq.request_id, seq.token_ids)
-        seq.controllers[name].record_round(
-            len(proposal.tokens), accepted, time.perf_counter() - started, self.plain_seconds
-        )
+        seq.controllers[name].record_round(proposal, accepted)
+        self.costs.record(name, len(proposal.tokens) + 1, time.perf_counter() - started)
         return None
 
     def run_batch(self, planned: list[PlannedRows]) -> None:
@@ -107,7 +104,7 @@ class SequenceRunner:
         started = time.perf_counter()
         all_logits = self.target.forward_batch([p.rows for p in planned])
         if not any(p.seq.in_prefill for p in planned):
-            self._plain_samples.append(time.perf_counter() - started)
+            self.costs.record(PLAIN, 1, time.perf_counter() - started)
         for p, logits in zip(planned, all_logits, strict=True):
             p.seq.metrics.target_forward_passes += 1
             try:
@@ -115,28 +112,20 @@ class SequenceRunner:
             except EngineError as exc:
                 p.seq.error, p.seq.finish_reason = exc, FinishReason.ERROR
 
-    @property
-    def plain_seconds(self) -> float | None:
-        """The price of a plain decode step (the fastest of the recent ones), once two are measured."""
-        return min(self._plain_samples) if len(self._plain_samples) >= 2 else None
-
     def _propose(self, seq: Sequence) -> tuple[str, Proposal] | None:
         params = seq.request.sampling
         # Emitting accepted + 1 tokens must stay within max_tokens and the context window.
         k_cap = min(params.max_tokens - seq.num_generated - 1, self.max_len - len(seq.token_ids))
-        if k_cap < 1 or not seq.controllers:
-            return None
-        if self.plain_seconds is None and any(c.can_pause for c in seq.controllers.values()):
-            return None  # mode auto needs the price of a plain step before it can judge speculation
-        for name, controller in seq.controllers.items():
-            if not controller.should_speculate():
-                continue
-            k = min(controller.k, k_cap)
-            proposal = self.proposers[name].propose(seq.request_id, seq.token_ids, k, params, seq.generator)
-            if proposal is not None and proposal.tokens:
-                probs = None if proposal.probs is None else proposal.probs[:k]
-                return name, Proposal(proposal.tokens[:k], probs)
-        return None
+        return choose_proposal(
+            seq.controllers,
+            self.proposers,
+            seq.request_id,
+            seq.token_ids,
+            k_cap,
+            params,
+            seq.generator,
+            self.costs,
+        )
 
     def _fit_in_pool(self, seq: Sequence, name: str, proposal: Proposal) -> tuple[str, Proposal] | None:
         """Shorten a proposal to the blocks the pool can give; None when only a plain step fits.
@@ -152,8 +141,7 @@ class SequenceRunner:
             room = len(self.kv.block_table(seq.request_id)) * self.kv.block_size - length
             if room < 1:
                 return None
-            probs = None if proposal.probs is None else proposal.probs[:room]
-            return name, Proposal(proposal.tokens[:room], probs)
+            return name, proposal.truncated(room)
 
     def _plain_step(self, seq: Sequence) -> PlannedRows:
         length = len(seq.token_ids)

@@ -32,6 +32,7 @@ class DraftModelProposer:
     """Proposes with a draft model; owns the draft's per-sequence KV state."""
 
     name = "draft"
+    free = False  # each proposed token costs a draft forward pass
 
     def __init__(self, runner: ModelRunner, kv: KVCacheManager, target_vocab_size: int) -> None:
         self.runner = runner

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.engine_workloads import lines_reproduced, refactor_prompt
+from bench.engine_workloads import lines_reproduced, refactor_prompt, refactor_prompts
 from inference.loading import load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 
@@ -33,3 +33,14 @@ def test_refactor_case_is_the_rename_of_the_prompts_function(tmp_path: Path) -> 
     assert new == f"{old}_renamed"
     assert first_line + case.continuation == re.sub(rf"\b{old}\b", new, code)
     assert len((first_line + case.continuation).splitlines()) == case.lines
+
+
+@pytest.mark.slow
+def test_refactor_cases_come_from_different_files_in_order_of_preference(tmp_path: Path) -> None:
+    loaded = load_model(make_tiny_checkpoint(tmp_path / "tiny", "llama", max_position_embeddings=4096), "cpu")
+    cases = refactor_prompts(loaded, 4096, 3, lambda lines: abs(lines - 50))
+    assert len(cases) == 3
+    assert [abs(c.lines - 50) for c in cases] == sorted(abs(c.lines - 50) for c in cases)
+    assert all(40 <= c.lines <= 60 for c in cases)
+    functions = [c.prompt.partition("\n\n# The same function")[0] for c in cases]
+    assert len(set(functions)) == 3

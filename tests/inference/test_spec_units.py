@@ -1,12 +1,17 @@
-"""Model-free parts of speculative decoding: prompt lookup, verification rules, the k controller."""
+"""Model-free parts of speculative decoding: prompt lookup, verification rules, acceptance counts,
+round costs and the controller that weighs them."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from inference.config import SamplingParams, SpeculationConfig
+from inference.spec_decode.acceptance import AcceptanceStats, ShadowRound, expected_tokens
 from inference.spec_decode.controller import SpeculationController
-from inference.spec_decode.ngram import PromptLookupProposer, find_continuation
+from inference.spec_decode.ngram import PromptLookupProposer, find_continuation, longest_match
+from inference.spec_decode.proposer import Proposal
+from inference.spec_decode.round_costs import PLAIN, RoundCosts
 from inference.spec_decode.verify import verify_greedy, verify_sampled
 
 
@@ -58,45 +63,129 @@ def test_rejection_rule_reproduces_target_distribution() -> None:
     assert _chi_square(counts_draft, q[0]) > 100
 
 
-def test_controller_adapts_k() -> None:
-    ctl = SpeculationController(SpeculationConfig(k_init=4, k_min=1, k_max=6), can_pause=False)
-    ctl.record_round(4, 4, 0.01, None)
-    assert ctl.k == 5
-    ctl.record_round(5, 5, 0.01, None)
-    ctl.record_round(6, 6, 0.01, None)
-    assert ctl.k == 6
-    ctl.record_round(6, 1, 0.01, None)
-    assert ctl.k == 5
-    ctl.record_round(5, 3, 0.01, None)  # more than half accepted: k stays
-    assert ctl.k == 5
-    for _ in range(10):
-        ctl.record_round(ctl.k, 0, 0.01, None)
-    assert ctl.k == 1
-    assert ctl.acceptance is not None and ctl.acceptance < 0.1
+def test_longest_match_reports_its_length_and_picks_the_right_repeat() -> None:
+    # "a b c x" then "q b c y": the tail "a b c" matches the first only, though "b c" is more recent.
+    tokens = [1, 2, 3, 7, 5, 2, 3, 8, 9, 1, 2, 3]
+    found = longest_match(tokens, 3, ngram_max=64, ngram_min=2)
+    assert found is not None and found.tokens == [7, 5, 2] and found.match_len == 3
+    capped = longest_match(tokens, 3, ngram_max=2, ngram_min=2)
+    assert capped is not None and capped.tokens == [8, 9, 1] and capped.match_len == 2
+    assert longest_match([1, 2, 3, 4, 3], 2, ngram_max=8, ngram_min=2) is None  # 1-token match only
+    proposal = PromptLookupProposer(64, 2).propose("s", tokens, 2, SamplingParams(), torch.Generator())
+    assert proposal is not None and proposal.tokens == [7, 5] and proposal.match_len == 3
 
 
-def test_controller_pauses_when_speculation_is_slower_and_probes_again() -> None:
+def test_acceptance_rate_learns_from_tokens_and_shares_across_match_lengths() -> None:
+    stats = AcceptanceStats()
+    assert stats.rate(3) == pytest.approx(0.2)  # sceptical prior of prompt lookup
+    assert stats.rate(None) == pytest.approx(0.5)  # a draft model's prior
+    stats.count(20, accepted=8, rejected=False)  # a copy: all 8 accepted
+    assert stats.rate(40) > 0.85
+    assert stats.rate(3) > 0.75  # a shorter match, never seen, is trusted too (the copy goes on)
+    assert stats.rate(None) == pytest.approx(0.5)  # a model's proposals are counted apart
+    for _ in range(6):
+        stats.count(2, accepted=0, rejected=True)
+    assert stats.rate(2) < 0.2 < 0.7 < stats.rate(20)
+    assert expected_tokens(1.0, 4) == 5.0
+    assert expected_tokens(0.5, 2) == 1.75
+
+
+def test_shadow_round_scores_tokens_as_they_are_emitted() -> None:
+    stats = AcceptanceStats()
+    shadow = ShadowRound(start=3, tokens=[7, 8, 9], match_len=4)
+    assert not shadow.score([1, 2, 3], stats)  # nothing emitted yet
+    assert not shadow.score([1, 2, 3, 7], stats)
+    assert not shadow.score([1, 2, 3, 7, 8], stats)
+    assert shadow.score([1, 2, 3, 7, 8, 9], stats)  # all three would have been accepted
+    before = stats.rate(4)
+    assert ShadowRound(start=0, tokens=[5, 6], match_len=4).score([5, 0], stats)  # settled by a miss
+    assert stats.rate(4) < before
+
+
+def test_round_costs_are_robust_to_noise_and_interpolated() -> None:
+    costs = RoundCosts(window=8, min_samples=3, plain_every=4)
+    assert costs.wants_plain_sample() and costs.ratio("ngram", 5) is None
+    for seconds in (0.010, 0.050, 0.010, 0.011):  # one step slowed 5x by another process
+        costs.record(PLAIN, 1, seconds)
+    assert not costs.wants_plain_sample()
+    assert costs.ratio("ngram", 5) is None  # no verify round measured yet
+    for seconds in (0.020, 0.020, 0.090):
+        costs.record("ngram", 3, seconds)
+    for seconds in (0.030, 0.030, 0.030):
+        costs.record("ngram", 9, seconds)
+    assert costs.ratio("ngram", 3) == pytest.approx(2.0)
+    assert costs.ratio("ngram", 6) == pytest.approx(2.5)  # between measured row counts
+    assert costs.ratio("ngram", 17) == pytest.approx(3.0)  # flat beyond them
+    assert costs.ratio("draft", 3) is None
+    assert costs.wants_plain_sample()  # 6 rounds since the last plain step: measure one again
+
+
+def _fixed_costs(ratio: float) -> RoundCosts:
+    """Verifying 1 proposal costs `ratio` plain steps, 8 proposals 40 % more (as on a CPU)."""
+    costs = RoundCosts(min_samples=1)
+    costs.record(PLAIN, 1, 1.0)
+    costs.record("ngram", 2, ratio)
+    costs.record("ngram", 9, 1.4 * ratio)
+    return costs
+
+
+def test_controller_verifies_the_length_that_pays() -> None:
+    ctl = SpeculationController(SpeculationConfig(k_max=8), can_pause=False)
+    proposal = Proposal(list(range(8)), match_len=20)
+    costs = _fixed_costs(2.0)
+    assert ctl.verify_length(proposal, 0, costs, "ngram") == 0  # rate 0.2: not worth a verify round
+    ctl.record_round(proposal, 8)
+    ctl.record_round(proposal, 8)
+    assert ctl.verify_length(proposal, 0, costs, "ngram") == 8  # a copy: all of it
+    assert ctl.verify_length(Proposal(list(range(3)), match_len=20), 0, costs, "ngram") == 3
+    cheap = SpeculationController(SpeculationConfig(k_max=8), can_pause=False)
+    cheap.stats.count(
+        20, accepted=1, rejected=True
+    )  # rate about 0.35: a short round pays on a cheap verifier
+    assert 1 <= cheap.verify_length(proposal, 0, _fixed_costs(0.9), "ngram") <= 3
+
+
+def test_auto_declines_a_proposal_that_does_not_pay_and_scores_it_in_shadow() -> None:
+    ctl = SpeculationController(SpeculationConfig(), can_pause=True)
+    costs = _fixed_costs(2.0)
+    proposal = Proposal([7, 8, 9, 10], match_len=6)
+    assert ctl.verify_length(proposal, 5, costs, "ngram") == 0  # no evidence of a copy yet
+    ctl.observe([0, 1, 2, 3, 4, 7])
+    ctl.observe([0, 1, 2, 3, 4, 7, 8])  # the target wrote what lookup proposed
+    assert ctl.verify_length(Proposal([9, 10, 11, 12], match_len=8), 7, costs, "ngram") == 4
+    assert ctl.speculating
+
+
+def test_auto_hysteresis_keeps_a_decision_on_marginal_evidence() -> None:
+    """Between the start margin (1.15x) and the stop margin (1.0x) the previous decision stands."""
+    costs = _fixed_costs(2.0)
+    marginal = Proposal([1, 2], match_len=6)  # rate set so the round is worth about 1.1 plain steps
+    for speculating, expected in ((False, 0), (True, 2)):
+        ctl = SpeculationController(SpeculationConfig(), can_pause=True)
+        ctl.speculating = speculating
+        ctl.stats.count(6, accepted=20, rejected=False)
+        while ctl.best_length(6, 2, costs, "ngram")[1] > 1.1:
+            ctl.stats.count(6, accepted=0, rejected=True)
+        assert 1.0 < ctl.best_length(6, 2, costs, "ngram")[1] < 1.15
+        assert ctl.verify_length(marginal, 0, costs, "ngram") == expected
+
+
+def test_auto_pauses_a_model_proposer_that_does_not_pay_and_probes_again() -> None:
     ctl = SpeculationController(SpeculationConfig(probe_interval=3), can_pause=True)
-    plain = 0.010
-    ctl.record_round(4, 0, 0.030, plain)  # 30 ms per token vs 10: but one round is not evidence
-    assert ctl.should_speculate()
-    ctl.record_round(4, 0, 0.030, plain)
-    assert [ctl.should_speculate() for _ in range(4)] == [False, False, False, True]
-    ctl.record_round(4, 0, 0.030, plain)
-    ctl.record_round(4, 0, 0.030, plain)
-    assert [ctl.should_speculate() for _ in range(7)] == [False] * 6 + [True]  # pause doubled
-    ctl.record_round(4, 4, 0.015, plain)
-    ctl.record_round(4, 4, 0.015, plain)  # 3 ms per token: pays, keeps speculating
-    assert ctl.should_speculate()
+    costs = RoundCosts(min_samples=1)
+    costs.record(PLAIN, 1, 1.0)
+    assert ctl.request_length(8, free=False, costs=costs, kind="draft") > 0  # not measured yet: try it
+    costs.record("draft", 5, 3.0)  # the draft's forward passes make a round cost 3 plain steps
+    ctl.stats.count(None, accepted=0, rejected=True)
+    lengths = [ctl.request_length(8, free=False, costs=costs, kind="draft") for _ in range(5)]
+    assert lengths[:4] == [0, 0, 0, 0] and lengths[4] > 0  # paused 3 steps, then a probe
+    lengths = [ctl.request_length(8, free=False, costs=costs, kind="draft") for _ in range(8)]
+    assert lengths[:7] == [0] * 7 and lengths[7] > 0  # the probe did not pay: pause doubled
 
 
 def test_controller_in_fixed_mode_never_pauses() -> None:
     ctl = SpeculationController(SpeculationConfig(), can_pause=False)
+    costs = _fixed_costs(50.0)
     for _ in range(5):
-        ctl.record_round(4, 0, 1.0, 0.001)
-    assert ctl.should_speculate()
-
-
-def test_controller_in_auto_mode_runs_a_plain_step_now_and_then() -> None:
-    ctl = SpeculationController(SpeculationConfig(probe_interval=2), can_pause=True)
-    assert [ctl.should_speculate() for _ in range(10)] == [True] * 4 + [False] + [True] * 4 + [False]
+        ctl.stats.count(None, accepted=0, rejected=True)
+    assert all(ctl.request_length(4, free=False, costs=costs, kind="draft") > 0 for _ in range(5))
