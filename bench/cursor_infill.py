@@ -24,13 +24,18 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.cursor_cases import CORPORA, CursorCase, corpus_cases
+from bench.infill_tally import MODES, InfillTally
 from codedraft.errors import CommandError
 
-MODES = ("healing", "no_healing")
+
+def _write(path: Path | None, figures: dict[str, Any]) -> None:
+    if path is not None:
+        path.write_text(json.dumps(figures, indent=2) + "\n")
 
 
 async def _complete(served: Any, request: Any, request_id: str) -> tuple[str, Any]:
@@ -75,8 +80,12 @@ async def _suggest(served: Any, request: Any, mode: str, request_id: str) -> tup
 
 
 async def _score(
-    served: Any, cases: list[CursorCase], args: argparse.Namespace, corpus: str
-) -> dict[str, Any]:
+    served: Any,
+    cases: list[CursorCase],
+    args: argparse.Namespace,
+    corpus: str,
+    progress: Callable[[InfillTally], None],
+) -> InfillTally:
     from lsp_server.completion.postprocess.context import CursorContext
     from lsp_server.completion.postprocess.pipeline import postprocess
     from lsp_server.completion.request import complete_request
@@ -86,72 +95,48 @@ async def _score(
 
     settings = CompletionSettings()
     budgets = _budgets(served, settings, args.context_tokens)
-    exact = {"healing": 0, "no_healing": 0, "empty": 0, "above": 0}
-    exact_raw = dict.fromkeys(MODES, 0)
-    valid = dict.fromkeys(exact, 0)
-    by_kind: dict[str, list[int]] = {}
-    first_token_s = dict.fromkeys(MODES, 0.0)
-    prompt_tokens, suppressed = 0, 0
+    tally = InfillTally()
     for index, case in enumerate(cases):
         context = CursorContext(case.prefix, case.suffix, "python")
-        before = parses_cleanly(case.prefix + case.middle + case.suffix)
         typed = case.line[: len(case.line) - len(case.middle)]
-        guesses: dict[str, str | None] = {"empty": "", "above": case.line_above[len(typed) :]}
+        shown: dict[str, str | None] = {"empty": "", "above": case.line_above[len(typed) :]}
         if not case.line_above.startswith(typed):
-            guesses["above"] = None  # the line above does not even share the typed part
-        asks = suppression_reason(context, settings) is None
-        suppressed += not asks
+            shown["above"] = None  # the line above does not even share the typed part
+        asked = suppression_reason(context, settings) is None
+        raw = dict.fromkeys(MODES, "")
         # Alternate which mode runs first: the second reuses the first's cached prompt blocks.
-        for mode in MODES[:: 1 if index % 2 == 0 else -1]:
-            line = ""
-            if asks:
-                request = complete_request(
-                    session_id=f"{corpus}-{index}",
-                    text=case.prefix + case.suffix,
-                    offset=len(case.prefix),
-                    path=case.path,
-                    language="python",
-                    snippets=(),
-                    settings=settings,
-                    budgets=budgets,
-                )
-                request.sampling.max_tokens = args.max_new_tokens
-                line, last = await _suggest(served, request, mode, f"{corpus}-{index}-{mode}")
-                first_token_s[mode] += last.metrics.time_to_first_token or 0.0
-                prompt_tokens += last.metrics.prompt_tokens if mode == "healing" else 0
-            exact_raw[mode] += line.rstrip() == case.middle.rstrip()
-            guesses[mode] = (postprocess(context, line).text or "") if line else ""
-        for name, guess in guesses.items():
-            hit = guess is not None and guess.rstrip() == case.middle.rstrip()
-            exact[name] += hit
-            valid[name] += guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
-            if name == "healing":
-                by_kind.setdefault(case.kind, []).append(int(hit))
+        for mode in MODES[:: 1 if index % 2 == 0 else -1] if asked else ():
+            request = complete_request(
+                session_id=f"{corpus}-{index}",
+                text=case.prefix + case.suffix,
+                offset=len(case.prefix),
+                path=case.path,
+                language="python",
+                snippets=(),
+                settings=settings,
+                budgets=budgets,
+            )
+            request.sampling.max_tokens = args.max_new_tokens
+            raw[mode], last = await _suggest(served, request, mode, f"{corpus}-{index}-{mode}")
+            tally.first_token_s[mode] += last.metrics.time_to_first_token or 0.0
+            tally.prompt_tokens += last.metrics.prompt_tokens if mode == "healing" else 0
+        for mode in MODES:
+            shown[mode] = (postprocess(context, raw[mode]).text or "") if raw[mode] else ""
+        before = parses_cleanly(case.prefix + case.middle + case.suffix)
+        parses = {
+            name: guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
+            for name, guess in shown.items()
+        }
+        tally.add(case, shown, raw, parses, asked)
         if (index + 1) % 10 == 0:
+            progress(tally)
             print(
-                f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing {exact['healing']}, "
-                f"without {exact['no_healing']}",
+                f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing {tally.exact['healing']}, "
+                f"without {tally.exact['no_healing']}",
                 file=sys.stderr,
                 flush=True,
             )
-    n = len(cases)
-    asked = n - suppressed
-    rate = lambda hits: round(hits / n, 4) if n else float("nan")  # noqa: E731
-    return {
-        "cases": n,
-        "cursor_kinds": {kind: len(hits) for kind, hits in sorted(by_kind.items())},
-        "not_asked": suppressed,
-        "exact_match": {name: rate(hits) for name, hits in exact.items()},
-        "exact_match_before_postprocessing": {name: rate(hits) for name, hits in exact_raw.items()},
-        "exact_match_healing_by_kind": {
-            kind: round(sum(hits) / len(hits), 4) for kind, hits in sorted(by_kind.items())
-        },
-        "parses": {name: rate(hits) for name, hits in valid.items()},
-        "mean_prompt_tokens": round(prompt_tokens / asked, 1) if asked else None,
-        "mean_first_token_ms": {
-            m: round(s / asked * 1000, 1) if asked else None for m, s in first_token_s.items()
-        },
-    }
+    return tally
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -219,7 +204,13 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
         try:
             for corpus in corpora:
                 held, cases = corpus_cases(corpus, args.cases, args.seed)
-                figures[corpus] = {"held_out_files": held, **await _score(served, cases, args, corpus)}
+
+                def progress(tally: InfillTally, held: int = held, corpus: str = corpus) -> None:
+                    figures[corpus] = {"held_out_files": held, "partial": True, **tally.figures()}
+                    _write(args.json, figures)
+
+                tally = await _score(served, cases, args, corpus, progress)
+                figures[corpus] = {"held_out_files": held, **tally.figures()}
         finally:
             await served.backend.close()
 
@@ -273,6 +264,5 @@ def main(argv: list[str]) -> int:
         raise CommandError(f"--model {args.model}: no such file or folder")
     figures = evaluate(args)
     print(report(figures))
-    if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    _write(args.json, figures)
     return 0
