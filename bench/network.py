@@ -1,6 +1,7 @@
 """Network benchmark (`codedraft bench network`): what the HTTP face and a daemon in front of a remote
 engine cost over direct gRPC calls, as ratios measured side by side in one run; with `--backend URL`,
-a remote engine behind `codedraft daemon --backend` under 1/4/16 clients.
+a remote engine behind `codedraft daemon --backend` under 1/4/16 clients, and with `--versus MODEL`
+codedraft's own engine on the same model beside it, level by level (the same requests through each).
 
 Overheads: one `codedraft daemon` subprocess serves the embedded model over gRPC and `--http`; a
 second one runs `--backend openai:` in front of that HTTP face. Each completion goes through the three
@@ -109,6 +110,55 @@ async def _overheads(
     return timings
 
 
+def _backend_levels(args: argparse.Namespace, folder: Path, front: DaemonAddress) -> None:
+    """The remote engine behind a front daemon (and codedraft's own engine beside it) per client level."""
+    remote = ["--backend", args.backend, "--backend-model", str(args.backend_model)]
+    remote += ["--backend-tokenizer", str(args.backend_tokenizer), "--listen", str(front)]
+    own = DaemonAddress(unix_path=folder / "own.sock")
+    own_flags = ["--model", str(args.versus), "--no-draft", "--device", "cpu", "--listen", str(own)]
+    own_flags += ["--threads", str(args.threads)] if args.threads else []
+    levels = [int(n) for n in args.levels.split(",")]
+    paths = {"backend": front} | ({"own engine": own} if args.versus else {})
+
+    async def measure() -> list[tuple[int, str, list[Timing], float]]:
+        for address in paths.values():
+            async with InferenceClient(address) as client:
+                await client.wait_ready(timeout=300)
+        rows = []
+        for level in levels:
+            requests = cursor_requests(args.source, args.requests, level, args.max_tokens)
+            for label, address in paths.items():  # the same requests, one path after the other
+                rows.append((level, label, *await run_level(address, requests, level)))
+        return rows
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_daemon(*remote))
+        if args.versus:
+            stack.enter_context(_daemon(*own_flags))
+        rows = asyncio.run(measure())
+    print(f"codedraft bench network: codedraft daemon --backend {args.backend} ({args.backend_model})")
+    if args.versus:
+        print(f"beside codedraft's own engine on {args.versus} (threads: {args.threads or 'default'})")
+    header = ["clients", "requests", "ttft p50 ms", "ttft p95 ms", "latency p50 ms", "tokens/req"]
+    widths = [8, 9, 12, 12, 15, 11, 15]
+    columns = zip([*header, "tokens/s total"], widths, strict=True)
+    print(f"{'path':>11} " + " ".join(f"{h:>{w}}" for h, w in columns))
+    for level, label, timings, wall in rows:
+        print(f"{label:>11} {_row(str(level), timings, wall)}")
+    if args.versus:
+        print("own engine / backend, per level: ttft p50 ratio, tokens/s ratio")
+        by = {(level, label): (timings, wall) for level, label, timings, wall in rows}
+        for level in levels:
+            (own_t, own_wall), (far_t, far_wall) = by[level, "own engine"], by[level, "backend"]
+            ttft = statistics.median(t.first_token_s for t in own_t) / statistics.median(
+                t.first_token_s for t in far_t
+            )
+            rate = (sum(t.generated for t in own_t) / own_wall) / max(
+                sum(t.generated for t in far_t) / far_wall, 1e-9
+            )
+            print(f"{level:>11} clients: first token {ttft:.2f}x, tokens/s {rate:.2f}x")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="codedraft bench network", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=default_model_dir(), help="model (default: embedded)")
@@ -125,39 +175,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--levels", default="1,4,16", help="clients per level with --backend (default: 1,4,16)"
     )
+    parser.add_argument(
+        "--versus", type=Path, default=None, help="with --backend: also codedraft's own engine on this model"
+    )
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads of codedraft's own engine")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="codedraft-bench-net-"))
     try:
         front = DaemonAddress(unix_path=folder / "front.sock")
         if args.backend is not None:
-            remote = ["--backend", args.backend, "--backend-model", str(args.backend_model)]
-            remote += ["--backend-tokenizer", str(args.backend_tokenizer), "--listen", str(front)]
-            with _daemon(*remote):
-                levels = [int(n) for n in args.levels.split(",")]
-
-                async def measure() -> list[tuple[int, list[Timing], float]]:
-                    async with InferenceClient(front) as client:
-                        await client.wait_ready(timeout=300)
-                    rows = []
-                    for level in levels:
-                        requests = cursor_requests(args.source, args.requests, level, args.max_tokens)
-                        rows.append((level, *await run_level(front, requests, level)))
-                    return rows
-
-                rows = asyncio.run(measure())
-            print(
-                f"codedraft bench network: codedraft daemon --backend {args.backend} ({args.backend_model})"
-            )
-            header = ["clients", "requests", "ttft p50 ms", "ttft p95 ms", "latency p50 ms", "tokens/req"]
-            widths = [8, 9, 12, 12, 15, 11, 15]
-            print(" ".join(f"{h:>{w}}" for h, w in zip([*header, "tokens/s total"], widths, strict=True)))
-            for level, timings, wall in rows:
-                print(_row(str(level), timings, wall))
+            _backend_levels(args, folder, front)
             return 0
         direct = DaemonAddress(unix_path=folder / "direct.sock")
         port = _free_port()
         base_url = f"http://127.0.0.1:{port}/v1"
         own = ["--model", str(args.model), "--no-draft", "--device", "cpu", "--listen", str(direct)]
+        own += ["--threads", str(args.threads)] if args.threads else []
         with _daemon(*own, "--http", f"tcp:127.0.0.1:{port}"):
 
             async def model_name() -> str:
