@@ -20,7 +20,6 @@ import torch
 from inference.engine.text_stream import IncrementalDecoding
 from inference.prompts.vocabulary import VocabularyIndex
 
-
 # Blanks the user typed up to the cursor (a line's indentation, the space after `x =`) end there: a
 # suggestion that adds more would put its line at another indentation than the one the user chose
 # (the editor's post-processing would then strip them, leaving a line planned for another block).

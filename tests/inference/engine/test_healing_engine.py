@@ -107,7 +107,6 @@ def test_greedy_with_healing_equals_a_brute_force_reference(target: LoadedModel,
     assert finished.text == full[len(healed.removed_text) :]
 
 
-
 def test_after_blanks_the_constraint_bars_one_more_blank(target: LoadedModel) -> None:
     """A cursor after the line's indentation: the first tokens reproduce it but may not go on with a
     blank, and the token right after an exact reproduction may not start with one either."""
@@ -141,6 +140,7 @@ def test_after_blanks_the_constraint_bars_one_more_blank(target: LoadedModel) ->
     assert int(constraint.mask(logits, word)[0].argmax()) == space  # past the rule: unchanged
     # Text that does not end with a blank has no such rule.
     assert HealingConstraint(index, b" retu").next_tokens(target.tokenizer.encode(" retu")) is None
+
 
 def test_a_stop_string_inside_the_removed_text_does_not_end_the_suggestion(target: LoadedModel) -> None:
     healed = _healed(target, CURSORS[0])  # removed text "\n    "
