@@ -8,7 +8,11 @@ same requests, one at a time, both starting from a cold prefix cache, as a ratio
 
 Completions are FIM requests at line starts of a source file of this repository (greedy, no draft
 model, at most `--max-tokens` new tokens: a completion ends earlier when the model closes the middle;
-tokens/req says how many came); different levels use different cursor positions.
+tokens/req says how many came); different levels use different cursor positions. `--context-lines N`
+keeps only the N lines above and below the cursor, so decoding rather than cold prompts dominates
+(what batching speeds up). `--check-alone` sends every request of the concurrent levels again, one at
+a time, and counts those whose text differs from what they gave under concurrency (it must be none:
+a batched forward pass gives each request its output alone; the prompts are cached by then).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Timing:
     first_token_s: float
     total_s: float
     generated: int
+    text: str = ""
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -46,22 +51,26 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def cursor_requests(source: Path, count: int, seed: int, max_tokens: int) -> list[pb.CompleteRequest]:
-    """`count` completions at random line starts of `source` (prefix: text above, suffix: text below)."""
+def cursor_requests(
+    source: Path, count: int, seed: int, max_tokens: int, context_lines: int | None = None
+) -> list[pb.CompleteRequest]:
+    """`count` completions at random line starts of `source` (prefix: text above, suffix: text below,
+    each at most `context_lines` lines when given)."""
     text = source.read_text(encoding="utf-8")
     starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n" and i + 1 < len(text)]
     rng = random.Random(seed)
-    picks = sorted(rng.sample(starts[len(starts) // 10 :], count))
+    picks = sorted(rng.sample(range(len(starts) // 10, len(starts)), count))
+    lines = len(starts) if context_lines is None else context_lines
     return [
         pb.CompleteRequest(
-            prefix=text[:at],
-            suffix=text[at:],
+            prefix=text[starts[max(0, i - lines)] : starts[i]],
+            suffix=text[starts[i] : starts[i + lines] if i + lines < len(starts) else len(text)],
             path=source.name,
             language="python",
             sampling=pb.SamplingParams(max_tokens=max_tokens),
             speculation=pb.SPECULATION_MODE_OFF,
         )
-        for at in picks
+        for i in picks
     ]
 
 
@@ -69,13 +78,15 @@ async def _via_grpc(client: InferenceClient, request: pb.CompleteRequest) -> Tim
     started = time.perf_counter()
     first: float | None = None
     generated = 0
+    text: list[str] = []
     async for chunk in client.complete(request, timeout=600):
         if chunk.text_delta and first is None:
             first = time.perf_counter() - started
+        text.append(chunk.text_delta)
         if chunk.done:
             generated = chunk.figures.generated_tokens
     total = time.perf_counter() - started
-    return Timing(first if first is not None else total, total, generated)
+    return Timing(first if first is not None else total, total, generated, "".join(text))
 
 
 async def run_level(
@@ -95,6 +106,20 @@ async def run_level(
         for connection in connections:
             await connection.close()
     return [t for ts in results for t in ts], time.perf_counter() - started
+
+
+async def _check_alone(
+    address: DaemonAddress, requests: list[pb.CompleteRequest], timings: list[Timing], clients: int
+) -> str:
+    """Send each request again alone; a line saying how many texts equal those of the concurrent run."""
+    # run_level's timings come client by client: client c sent requests[c::clients] in order.
+    order = [i for c in range(clients) for i in range(c, len(requests), clients)]
+    async with InferenceClient(address) as client:
+        alone = [await _via_grpc(client, requests[i]) for i in order]
+    differ = sum(a.text != t.text for a, t in zip(alone, timings, strict=True))
+    return f"{clients} clients: {len(order) - differ}/{len(order)} requests gave the text they give alone" + (
+        "" if not differ else f" ({differ} DIFFER)"
+    )
 
 
 class InProcessEngine:
@@ -160,7 +185,10 @@ def _row(label: str, timings: list[Timing], wall: float) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="codedraft bench daemon", description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--model", type=Path, default=default_model_dir(), help="model directory (default: embedded)"
+        "--model",
+        type=Path,
+        default=default_model_dir(),
+        help="model directory or GGUF file (default: embedded)",
     )
     parser.add_argument(
         "--source",
@@ -171,6 +199,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--levels", default="1,4,16", help="concurrent clients per level (default: 1,4,16)")
     parser.add_argument("--requests", type=int, default=32, help="requests per level (default: 32)")
     parser.add_argument("--max-tokens", type=int, default=16, help="tokens per completion (default: 16)")
+    parser.add_argument(
+        "--context-lines",
+        type=int,
+        default=None,
+        help="keep at most this many lines above and below the cursor (default: the whole file)",
+    )
+    parser.add_argument(
+        "--check-alone",
+        action="store_true",
+        help="send each request of the concurrent levels again alone and compare its text",
+    )
     parser.add_argument("--kv-cache-mb", type=int, default=256, help="KV pool of both engines (default: 256)")
     parser.add_argument(
         "--threads",
@@ -179,12 +218,16 @@ def main(argv: list[str]) -> int:
         help="torch CPU threads of both engines (default: torch's choice)",
     )
     args = parser.parse_args(argv)
-    if not args.model.is_dir():
-        parser.error(f"--model {args.model} is not a directory")
+    if not args.model.exists():
+        parser.error(f"--model {args.model} does not exist")
     levels = [int(n) for n in args.levels.split(",")]
 
     baseline_requests = cursor_requests(
-        args.source, min(args.requests, 16), seed=0, max_tokens=args.max_tokens
+        args.source,
+        min(args.requests, 16),
+        seed=0,
+        max_tokens=args.max_tokens,
+        context_lines=args.context_lines,
     )
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as `codedraft daemon` does, before torch loads
     import torch
@@ -197,7 +240,7 @@ def main(argv: list[str]) -> int:
         address = daemon.address
 
         async def measure() -> tuple[
-            list[Timing], list[Timing], list[tuple[int, list[Timing], float]], pb.ModelInfo
+            list[Timing], list[Timing], list[tuple[int, list[Timing], float]], pb.ModelInfo, list[str]
         ]:
             async with InferenceClient(address) as client:
                 await daemon.wait_ready(client)
@@ -208,14 +251,22 @@ def main(argv: list[str]) -> int:
                     local.append(await local_engine.complete(request))
                     remote.append(await _via_grpc(client, request))
             await local_engine.served.backend.close()
-            rows = []
+            rows, checks = [], []
             for level in levels:
-                requests = cursor_requests(args.source, args.requests, seed=level, max_tokens=args.max_tokens)
+                requests = cursor_requests(
+                    args.source,
+                    args.requests,
+                    seed=level,
+                    max_tokens=args.max_tokens,
+                    context_lines=args.context_lines,
+                )
                 timings, wall = await run_level(address, requests, level)
                 rows.append((level, timings, wall))
-            return local, remote, rows, info
+                if args.check_alone and level > 1:
+                    checks.append(await _check_alone(address, requests, timings, level))
+            return local, remote, rows, info, checks
 
-        local, remote, rows, info = asyncio.run(measure())
+        local, remote, rows, info, checks = asyncio.run(measure())
 
     print(
         f"codedraft bench daemon: {info.model.name} ({info.model.architecture}, "
@@ -228,6 +279,8 @@ def main(argv: list[str]) -> int:
     print(" ".join(f"{name:>{width}}" for name, width in header))
     for level, timings, wall in rows:
         print(_row(str(level), timings, wall))
+    for line in checks:
+        print(line)
     mean = statistics.fmean
     grpc_ttft, local_ttft = mean(t.first_token_s for t in remote), mean(t.first_token_s for t in local)
     grpc_total, local_total = mean(t.total_s for t in remote), mean(t.total_s for t in local)

@@ -41,7 +41,7 @@ def _row(label: str, values: list[float]) -> None:
     print(f"{label:<44}{_percentile(values, 0.5):>10.1f}{_percentile(values, 0.95):>10.1f}")
 
 
-class _BenchClient(LanguageClient):
+class BenchClient(LanguageClient):
     def __init__(self) -> None:
         super().__init__("codedraft-bench", "1")
         self.statuses: list[Any] = []
@@ -62,7 +62,7 @@ def _cursors(text: str, count: int, seed: int) -> list[tuple[int, int]]:
     return random.Random(seed).sample(candidates, min(count, len(candidates)))
 
 
-async def _wait_until_indexed(client: _BenchClient, timeout_s: float = 300.0) -> None:
+async def wait_until_indexed(client: BenchClient, timeout_s: float = 300.0) -> None:
     """Waits for the workspace index, so that indexing does not run beside the timed requests."""
     deadline = time.perf_counter() + timeout_s
     while time.perf_counter() < deadline:
@@ -73,7 +73,7 @@ async def _wait_until_indexed(client: _BenchClient, timeout_s: float = 300.0) ->
 
 
 async def _completion_overheads(
-    client: _BenchClient, uri: str, cursors: list[tuple[int, int]]
+    client: BenchClient, uri: str, cursors: list[tuple[int, int]]
 ) -> list[tuple[float, float]]:
     samples: list[tuple[float, float]] = []
     for line, character in cursors:
@@ -98,7 +98,7 @@ async def _completion_overheads(
 
 
 async def _cancel_latencies(
-    client: _BenchClient, daemon: InferenceClient, uri: str, cursors: list[tuple[int, int]]
+    client: BenchClient, daemon: InferenceClient, uri: str, cursors: list[tuple[int, int]]
 ) -> list[float]:
     latencies: list[float] = []
     for index, (line, character) in enumerate(cursors):
@@ -132,7 +132,7 @@ async def _run(args: argparse.Namespace) -> int:
         async with InferenceClient(address) as daemon:
             await process.wait_ready(daemon)
             info = await daemon.model_info()
-            client = _BenchClient()
+            client = BenchClient()
             env = {**os.environ, "XDG_CACHE_HOME": f"{tmp}/cache"}
             await client.start_io(
                 *codedraft_command("--log-level", "warning", "lsp", "--daemon", str(address)), env=env
@@ -152,7 +152,7 @@ async def _run(args: argparse.Namespace) -> int:
                     text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
                 )
             )
-            await _wait_until_indexed(client)
+            await wait_until_indexed(client)
             cursors = _cursors(text, args.requests + args.cancels, args.seed)
             await _completion_overheads(client, uri, cursors[:3])  # warm-up: connection, caches
             samples = await _completion_overheads(client, uri, cursors[3 : args.requests])

@@ -11,27 +11,29 @@ the same machine noise, and prints each figure with the ratio codedraft / llama.
 4. refactor: the rename prompt of `bench engine`, plain and (codedraft) prompt-lookup decoding.
 
 Both decode greedily with the same token ids. codedraft serves the file's weights dequantized (or a
-`--model` folder); llama.cpp computes on the quantized blocks, so their outputs may differ a little:
-the share of identical greedy tokens is printed.
+`--model` folder), in each `--weights` form side by side; llama.cpp computes on the quantized blocks,
+so their outputs may differ a little: the share of greedy tokens equal to the first form's is printed.
+CPU-second figures (this process's CPU time, both engines run in it) are steadier than the wall clock
+on a machine shared with other jobs.
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from bench.codedraft_runner import CodedraftRunner, with_weights
 from bench.engine_workloads import refactor_prompt, typing_prompts
-from bench.llamacpp_runner import LlamaCppRunner, LlamaCppUnavailable, Timed
-from inference.config import EngineConfig, SamplingParams, SpecMode
+from bench.llamacpp_runner import LlamaCppRunner, LlamaCppUnavailable
+from inference.config import SpecMode
 from inference.defaults import REPO_ROOT
-from inference.engine.engine import LLMEngine
-from inference.engine.sequence import Request
 from inference.loading import LoadedModel, ModelLoadError, load_model
+
+LLAMA = "llama.cpp"
 
 
 @dataclass
@@ -48,47 +50,9 @@ class Pair:
         ratio = self.codedraft / self.llamacpp if self.llamacpp else float("nan")
         verdict = "better" if (ratio > 1) == self.higher_is_better else "worse"
         return (
-            f"  {self.label:<44}{self.codedraft:>10.1f}{self.unit:<5}{self.llamacpp:>10.1f}{self.unit:<5}"
+            f"  {self.label:<54}{self.codedraft:>10.1f}{self.unit:<5}{self.llamacpp:>10.1f}{self.unit:<5}"
             f"{ratio:>8.2f}x ({verdict})"
         )
-
-
-class CodedraftRunner:
-    """Greedy generation through one LLMEngine with the prefix cache, one request at a time."""
-
-    def __init__(self, loaded: LoadedModel, kv_cache_mb: float) -> None:
-        config = EngineConfig(kv_cache_mb=kv_cache_mb, max_step_tokens=4096, prefill_chunk=4096)
-        self.engine = LLMEngine.from_loaded(loaded, config, None)
-        # Cold prompts run on an engine without the prefix cache, so nothing of them is reused.
-        config.enable_prefix_cache = False
-        self.uncached = LLMEngine.from_loaded(loaded, config, None)
-        self.count = 0
-
-    def generate(
-        self, prompt_ids: list[int], max_tokens: int, mode: SpecMode = SpecMode.OFF, cold: bool = False
-    ) -> Timed:
-        """Greedy tokens after `prompt_ids`, ignoring end of text, timed (`cold`: on the uncached engine)."""
-        engine = self.uncached if cold else self.engine
-        self.count += 1
-        request = Request(
-            f"r{self.count}",
-            prompt_token_ids=prompt_ids,
-            spec_mode=mode,
-            sampling=SamplingParams(max_tokens=max_tokens, ignore_eos=True),
-        )
-        started = time.perf_counter()
-        engine.add_request(request)
-        tokens: list[int] = []
-        computed = 0
-        first = 0.0
-        while engine.has_work():
-            for out in engine.step():
-                if out.token_ids and not tokens:
-                    first = time.perf_counter() - started
-                tokens += out.token_ids
-                if out.metrics is not None:
-                    computed = out.metrics.computed_tokens
-        return Timed(tokens, first, time.perf_counter() - started, computed)
 
 
 def _agreement(a: list[int], b: list[int]) -> tuple[int, int]:
@@ -98,75 +62,98 @@ def _agreement(a: list[int], b: list[int]) -> tuple[int, int]:
 
 
 def bench_typing(
-    loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppRunner, args: argparse.Namespace
+    loaded: LoadedModel, ours: dict[str, CodedraftRunner], theirs: LlamaCppRunner, args: argparse.Namespace
 ) -> list[Pair]:
     budget = min(loaded.config.max_position_embeddings - 64, args.context_tokens)
     prompts = typing_prompts(loaded, args.file, args.burst_chars, budget, args.requests + 1)
     ids = [loaded.tokenizer.encode(p) for p in prompts]
-    ours.generate(ids[0], 1)  # the file as it was opened: not a keystroke
-    theirs.generate(ids[0], 1)
-    first: dict[str, list[float]] = {"codedraft": [], "llama.cpp": []}
-    computed: dict[str, list[float]] = {"codedraft": [], "llama.cpp": []}
-    same = total = 0
+    theirs.generate(ids[0], 1)  # the file as it was opened: not a keystroke
+    for runner in ours.values():
+        runner.generate(ids[0], 1)
+    names = [*ours, LLAMA]
+    first: dict[str, list[float]] = {name: [] for name in names}
+    first_cpu: dict[str, list[float]] = {name: [] for name in names}
+    computed: dict[str, list[float]] = {name: [] for name in names}
+    agree = {name: [0, 0] for name in names}  # versus the first weights form: same, compared
     for i, prompt in enumerate(ids[1:]):
         results = {}
-        for name in ("codedraft", "llama.cpp") if i % 2 else ("llama.cpp", "codedraft"):
-            runner = ours if name == "codedraft" else theirs
-            results[name] = runner.generate(prompt, args.completion_tokens)
+        for name in names if i % 2 else names[::-1]:
+            results[name] = (ours[name] if name in ours else theirs).generate(prompt, args.completion_tokens)
             first[name].append(1000 * results[name].first_token_s)
+            first_cpu[name].append(1000 * results[name].first_token_cpu_s)
             computed[name].append(results[name].evaluated)
-        s, t = _agreement(results["codedraft"].tokens, results["llama.cpp"].tokens)
-        same, total = same + s, total + t
+        for name in names:
+            same, total = _agreement(results[names[0]].tokens, results[name].tokens)
+            agree[name][0] += same
+            agree[name][1] += total
     print(
         f"\n1. typing replay: {args.file.name}, {len(ids) - 1} completions of {args.completion_tokens} "
         f"tokens, prompts {min(map(len, ids))}-{max(map(len, ids))} tokens; greedy tokens equal to "
-        f"llama.cpp's up to the first difference: {same}/{total}"
+        f"codedraft {names[0]}'s up to the first difference: "
+        + ", ".join(f"{name} {same}/{total}" for name, (same, total) in agree.items() if name != names[0])
     )
-    return [
-        Pair("first token after a keystroke, median", *_medians(first), "ms", False),
-        Pair("first token after a keystroke, p90", *_quantiles(first, 0.9), "ms", False),
-        Pair("prompt tokens computed per keystroke, median", *_medians(computed), "", False),
-    ]
+    pairs = []
+    for name in ours:
+        pairs += [
+            Pair(f"first token after a keystroke, median ({name})", *_medians(first, name), "ms", False),
+            Pair(f"first token after a keystroke, p90 ({name})", *_quantiles(first, name, 0.9), "ms", False),
+            Pair(
+                f"first token after a keystroke, CPU median ({name})", *_medians(first_cpu, name), "ms", False
+            ),
+            Pair(f"prompt tokens computed per keystroke ({name})", *_medians(computed, name), "", False),
+        ]
+    return pairs
 
 
-def _medians(values: dict[str, list[float]]) -> tuple[float, float]:
-    return statistics.median(values["codedraft"]), statistics.median(values["llama.cpp"])
+def _medians(values: dict[str, list[float]], name: str) -> tuple[float, float]:
+    return statistics.median(values[name]), statistics.median(values[LLAMA])
 
 
-def _quantiles(values: dict[str, list[float]], q: float) -> tuple[float, float]:
+def _quantiles(values: dict[str, list[float]], name: str, q: float) -> tuple[float, float]:
     def at(xs: list[float]) -> float:
         ordered = sorted(xs)
         return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
-    return at(values["codedraft"]), at(values["llama.cpp"])
+    return at(values[name]), at(values[LLAMA])
 
 
 def bench_decode_and_cold(
-    loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppRunner, args: argparse.Namespace
+    loaded: LoadedModel, ours: dict[str, CodedraftRunner], theirs: LlamaCppRunner, args: argparse.Namespace
 ) -> list[Pair]:
     text = args.file.read_text(encoding="utf-8")
     ids = loaded.tokenizer.encode(text)
     cold_ids = ids[: min(args.context_tokens, loaded.config.max_position_embeddings - 64)]
     decode_ids = ids[-256:]
-    decode = {"codedraft": 0.0, "llama.cpp": 0.0}
-    cold = {"codedraft": 0.0, "llama.cpp": 0.0}
+    names = [*ours, LLAMA]
+    decode = dict.fromkeys(names, 0.0)
+    decode_cpu = dict.fromkeys(names, 0.0)
+    cold = dict.fromkeys(names, 0.0)
     for i in range(args.repeats):
-        for name in ("codedraft", "llama.cpp") if i % 2 else ("llama.cpp", "codedraft"):
-            if name == "codedraft":
-                decode[name] += ours.generate(decode_ids, args.decode_tokens).decode_tokens_per_s
-                cold[name] += len(cold_ids) / ours.generate(cold_ids, 1, cold=True).first_token_s
-            else:
-                decode[name] += theirs.generate(decode_ids, args.decode_tokens).decode_tokens_per_s
-                cold[name] += len(cold_ids) / theirs.generate(cold_ids, 1, cold=True).first_token_s
+        for name in names if i % 2 else names[::-1]:
+            runner = ours[name] if name in ours else theirs
+            timed = runner.generate(decode_ids, args.decode_tokens)
+            decode[name] += timed.decode_tokens_per_s
+            decode_cpu[name] += timed.decode_tokens_per_cpu_s
+            cold[name] += len(cold_ids) / runner.generate(cold_ids, 1, cold=True).first_token_s
     n = args.repeats
     print(
         f"\n2. decode {args.decode_tokens} tokens after a 256-token prompt; "
         f"3. a cold {len(cold_ids)}-token prompt (mean of {n})"
     )
-    return [
-        Pair("decode, tokens/s", decode["codedraft"] / n, decode["llama.cpp"] / n, "", True),
-        Pair("cold prompt, tokens/s", cold["codedraft"] / n, cold["llama.cpp"] / n, "", True),
-    ]
+    pairs = []
+    for name in ours:
+        pairs += [
+            Pair(f"decode, tokens/s ({name})", decode[name] / n, decode[LLAMA] / n, "", True),
+            Pair(
+                f"decode, tokens per CPU second ({name})",
+                decode_cpu[name] / n,
+                decode_cpu[LLAMA] / n,
+                "",
+                True,
+            ),
+            Pair(f"cold prompt, tokens/s ({name})", cold[name] / n, cold[LLAMA] / n, "", True),
+        ]
+    return pairs
 
 
 def bench_refactor(loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppRunner) -> list[Pair]:
@@ -216,6 +203,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--decode-tokens", type=int, default=128, help="tokens of the decode run")
     parser.add_argument("--context-tokens", type=int, default=2048, help="prompt budget in tokens")
     parser.add_argument("--repeats", type=int, default=3, help="runs of the decode and cold workloads")
+    parser.add_argument(
+        "--weights",
+        default="auto",
+        help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16, or "
+        "checkpoint: the unpacked layout; greedy agreement is measured against the first)",
+    )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,decode,refactor")
     args = parser.parse_args(argv)
     gguf = args.gguf or default_gguf()
@@ -224,19 +217,24 @@ def main(argv: list[str]) -> int:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     threads = torch.get_num_threads()
+    forms = [f.strip() for f in args.weights.split(",") if f.strip()]
     try:
-        loaded = load_model(args.model or gguf, "cpu")
+        loaded = load_model(args.model or gguf, "cpu")  # the checkpoint's layout; each form packs a copy
+        served = {form: with_weights(loaded, form) for form in forms}
     except ModelLoadError as error:
         parser.error(str(error))
     try:
         theirs = LlamaCppRunner(str(gguf), n_ctx=loaded.config.max_position_embeddings, threads=threads)
     except LlamaCppUnavailable as error:
         parser.error(str(error))
-    ours = CodedraftRunner(loaded, kv_cache_mb=256.0)
+    ours = {form: CodedraftRunner(model, kv_cache_mb=256.0) for form, model in served.items()}
     probe = "def fibonacci(n):\n    return n"
     if theirs.tokenize(probe) != loaded.tokenizer.encode(probe):
         print("note: llama.cpp tokenizes differently; both are fed codedraft's token ids")
-    print(f"codedraft: {args.model or gguf} ({loaded.dtype}); llama.cpp: {gguf}; {threads} threads each")
+    print(
+        f"codedraft: {args.model or gguf} ({loaded.dtype}; weights {', '.join(served)}); "
+        f"llama.cpp: {gguf}; {threads} threads each"
+    )
     skip = set(filter(None, args.skip.split(",")))
     pairs: list[Pair] = []
     if "typing" not in skip:
@@ -244,8 +242,8 @@ def main(argv: list[str]) -> int:
     if "decode" not in skip:
         pairs += bench_decode_and_cold(loaded, ours, theirs, args)
     if "refactor" not in skip:
-        pairs += bench_refactor(loaded, ours, theirs)
-    print(f"\n  {'':<44}{'codedraft':>15}{'llama.cpp':>15}{'ratio':>9}")
+        pairs += bench_refactor(loaded, ours[forms[0]], theirs)
+    print(f"\n  {'':<54}{'codedraft':>15}{'llama.cpp':>15}{'ratio':>9}")
     for pair in pairs:
         print(pair.row())
     return 0

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 HELP = (
-    "run a benchmark: engine, daemon, index, lsp, network, model or versus-llamacpp "
+    "run a benchmark: engine, daemon, index, lsp, first-suggestion, network, model or versus-llamacpp "
     "(ARGS go to the benchmark; try NAME --help)"
 )
 
@@ -17,6 +17,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "daemon": ("bench.daemon", "gRPC throughput and latency under 1/4/16 clients"),
     "index": ("bench.index", "index speed and retrieval latency and quality"),
     "lsp": ("bench.lsp", "language-server overhead and cancel latency"),
+    "first-suggestion": (
+        "bench.lsp_first_suggestion",
+        "the first suggestion after opening a file and moving the cursor: prefill off, on, warm",
+    ),
     "network": ("bench.network", "OpenAI face and remote-engine overhead over gRPC; a remote engine"),
     "model": ("bench.model_eval", "the default model's evaluation, or any model's with --model PATH"),
     "versus-llamacpp": (

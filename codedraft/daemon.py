@@ -161,7 +161,9 @@ def _loader(
 
     remote = network.remote
     if remote is None:
-        settings = ServeSettings(model, draft, args.device, args.kv_cache_mb, args.max_new_tokens)
+        settings = ServeSettings(
+            model, draft, args.device, args.kv_cache_mb, args.max_new_tokens, weights=args.weights
+        )
         return lambda: load_served_model(settings)
     from inference.backends.remote_model import RemoteSettings, load_remote_model
     from inference.server.tls import client_ssl_context

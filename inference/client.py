@@ -185,6 +185,16 @@ class InferenceClient:
         )
         return self._stream(call)
 
+    async def prefill(self, request: pb.CompleteRequest, timeout: float | None = None) -> pb.PrefillResponse:
+        """Have the daemon compute the prompt that `complete(request)` would build, generating nothing,
+        so that a completion there reuses its KV. Waits until it is computed (or skipped: see
+        `PrefillResponse.skipped`); a prefill stopped by a completion of its session raises DaemonError
+        with CANCELLED."""
+        result: pb.PrefillResponse = await self._unary(
+            self._stub.Prefill, request, timeout or COMPLETE_TIMEOUT_S
+        )
+        return result
+
     @staticmethod
     async def collect(chunks: AsyncIterator[Any]) -> StreamResult:
         """Read a whole stream into one `StreamResult`."""

@@ -21,10 +21,12 @@ class SpecMode(enum.StrEnum):
 
 
 class RequestKind(enum.StrEnum):
-    """Completion requests (ghost text) outrank generation requests (refactors, fixes)."""
+    """Completion requests (ghost text) outrank generation requests (refactors, fixes), which outrank
+    prefills (a prompt computed ahead of a completion at a cursor, nothing generated)."""
 
     COMPLETION = "completion"
     GENERATION = "generation"
+    PREFILL = "prefill"
 
 
 @dataclass(slots=True)
@@ -109,6 +111,9 @@ class EngineConfig:
     max_waiting: int = 64
     max_step_tokens: int = 2048
     prefill_chunk: int = 1024
+    # A prefill request (RequestKind.PREFILL) reads its prompt in chunks this small (at most
+    # prefill_chunk), so that a completion arriving meanwhile waits for at most one short step.
+    background_prefill_chunk: int = 128
     # End a request whose output loops, keeping the loop's first copy (inference.engine.repetition).
     stop_repetition: bool = True
     speculation: SpeculationConfig = field(default_factory=SpeculationConfig)
@@ -125,4 +130,6 @@ class EngineConfig:
             raise ValueError("max_running must be >= 1 and max_waiting >= 0")
         if self.prefill_chunk < 1 or self.max_step_tokens < self.prefill_chunk:
             raise ValueError("need 1 <= prefill_chunk <= max_step_tokens")
+        if self.background_prefill_chunk < 1:
+            raise ValueError(f"background_prefill_chunk must be >= 1, got {self.background_prefill_chunk}")
         self.speculation.validate()

@@ -15,6 +15,7 @@ import torch
 from safetensors import safe_open
 
 from inference.device import DeviceError, available_memory_bytes, default_dtype, resolve_device
+from inference.layers.linear import DEFAULT_CPU_WEIGHTS, WEIGHT_FORMATS
 from inference.layers.rotary import RotaryEmbedding
 from inference.models.base import CausalLM
 from inference.models.config import ModelConfig
@@ -44,6 +45,7 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     name: str
+    weights: str | None = None
 
 
 def _read_config(directory: Path) -> ModelConfig:
@@ -128,15 +130,36 @@ def _read_safetensors(files: list[Path], device: torch.device, dtype: torch.dtyp
     return state
 
 
+def resolve_weights(weights: str | None, device: torch.device, dtype: torch.dtype) -> str | None:
+    """The weights form to build: `weights` itself, checked, or for "auto" the CPU default in float32
+    (`DEFAULT_CPU_WEIGHTS`) and the checkpoint's own layout elsewhere. Refuses a form the device or
+    dtype cannot serve (the quantized forms: CPU and float32 only)."""
+    if weights is None:
+        return None
+    if weights == "auto":
+        return DEFAULT_CPU_WEIGHTS if device.type == "cpu" and dtype == torch.float32 else None
+    if weights not in WEIGHT_FORMATS:
+        raise ModelLoadError(f"unknown weights {weights!r} (choose from {', '.join(WEIGHT_FORMATS)})")
+    if weights != "float32" and (device.type != "cpu" or dtype != torch.float32):
+        raise ModelLoadError(
+            f"weights {weights} need the CPU and float32 activations (got {device.type}, {dtype}); "
+            "use --weights float32"
+        )
+    return weights
+
+
 def build_model(
     config: ModelConfig,
     state: dict[str, torch.Tensor],
     device: torch.device,
     described_by: str = "config.json",
+    weights: str | None = None,
 ) -> CausalLM:
     """The architecture of `config` holding the weights `state` (checked by name and shape), for inference.
 
     described_by: what the configuration came from, for the error messages.
+    weights: on the CPU, how the projections are stored for serving (`inference.layers.linear`);
+    None, or another device: plain `nn.Linear`s laid out as in the checkpoint.
     """
     architecture = architecture_for(config.model_type)
     if architecture is None:
@@ -170,6 +193,8 @@ def build_model(
         model.lm_head.weight = model.model.embed_tokens.weight
     model.rotary = RotaryEmbedding(model.config).to(device)
     model.eval().requires_grad_(False)
+    if weights is not None and device.type == "cpu":
+        model.pack_weights(weights)
     return model
 
 
@@ -204,18 +229,25 @@ def load_model(
     dtype: torch.dtype | None = None,
     *,
     memory_limit_bytes: int | None = None,
+    weights: str | None = None,
 ) -> LoadedModel:
     """Load the model at `path` (a Hugging Face directory or a GGUF file) onto `device` (auto|cpu|cuda)
     in `dtype` (default per device).
 
     memory_limit_bytes: memory the weights may use (default: what the device has free); a checkpoint
     that needs more is refused before anything is loaded.
+    weights: float32 | float16, how the projections are stored for serving on the CPU (see
+    `inference.layers.linear`; the quantized forms need the CPU and float32); auto: the CPU default
+    (see `resolve_weights`); None keeps the checkpoint's own layout (plain `nn.Linear`s), for code
+    that reads the weights.
     """
     directory = Path(path).expanduser()
     if directory.is_file() or directory.suffix.lower() == ".gguf":
         from inference.gguf_files.loader import load_gguf_model
 
-        return load_gguf_model(directory, device, dtype, memory_limit_bytes=memory_limit_bytes)
+        return load_gguf_model(
+            directory, device, dtype, memory_limit_bytes=memory_limit_bytes, weights=weights
+        )
     if not directory.is_dir():
         raise ModelLoadError(f"model directory not found: {directory}")
     config = _read_config(directory)
@@ -223,8 +255,9 @@ def load_model(
     if not (directory / "tokenizer.json").is_file():
         raise ModelLoadError(f"missing tokenizer.json in model directory {directory}")
     torch_device, torch_dtype = resolve_placement(device, dtype)
-    weights = estimate_weight_bytes(files, torch_dtype)
-    check_fits(directory.name, weights, torch_device, torch_dtype, memory_limit_bytes)
+    weights = resolve_weights(weights, torch_device, torch_dtype)
+    needed = estimate_weight_bytes(files, torch_dtype)
+    check_fits(directory.name, needed, torch_device, torch_dtype, memory_limit_bytes)
 
     try:
         eos_ids = (*config.eos_token_ids, *_generation_eos_ids(directory))
@@ -236,7 +269,8 @@ def load_model(
     except Exception as exc:  # the tokenizers library raises its own untyped errors on bad JSON
         raise ModelLoadError(f"cannot load {directory / 'tokenizer.json'}: {exc}") from exc
 
-    model = build_model(config, _read_safetensors(files, torch_device, torch_dtype), torch_device)
+    state = _read_safetensors(files, torch_device, torch_dtype)
+    model = build_model(config, state, torch_device, weights=weights)
     return LoadedModel(
         model=model,
         config=config,
@@ -247,4 +281,5 @@ def load_model(
         device=torch_device,
         dtype=torch_dtype,
         name=directory.name,
+        weights=weights,
     )

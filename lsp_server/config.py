@@ -66,6 +66,11 @@ class CompletionSettings:
     """Sampling temperature; 0 is greedy (repeatable suggestions)."""
     speculation: str = "auto"
     """``auto``, ``off``, ``ngram`` or ``draft``."""
+    prefill: bool = True
+    """Compute the prompt at the cursor ahead of the first suggestion there, when a document opens or
+    the cursor rests at a new place (the daemon's lowest priority; typing always comes first)."""
+    prefill_delay_ms: int = 200
+    """How long the cursor must rest at a new place before the prompt there is computed."""
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,22 @@ class DaemonSupervisor:
         except DaemonError:
             return False
 
+    async def prefill(self, request: pb.CompleteRequest, timeout_s: float) -> pb.PrefillResponse | None:
+        """Asks the daemon to compute the prompt of ``request`` ahead of the completion (``Prefill``);
+        None while no daemon is ready (a prefill never starts or waits for one). Raises like
+        :meth:`stream_complete`; a prefill that a completion superseded raises ``RequestRejected``."""
+        if self._client is None or not self._ready:
+            return None
+        try:
+            return await self._client.prefill(request, timeout=timeout_s)
+        except DaemonError as error:
+            if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise TimeoutError(error.message) from None
+            if error.code == grpc.StatusCode.UNAVAILABLE:
+                self.failed(error)
+                raise ConnectionError(error.message or error.code.name) from None
+            raise RequestRejected(f"{error.code.name}: {error.message}") from None
+
     async def _stream(self, method: str, request: Any, timeout_s: float) -> AsyncIterator[Any]:
         client = await self.client()
         try:

@@ -15,8 +15,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from inference import codedraft_version
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.completion.at_position import query_at
 from lsp_server.completion.service import CompletionService
 from lsp_server.config import DaemonSettings, Settings
+from lsp_server.cursor_prefill import CursorPrefill
 from lsp_server.daemon import DaemonSupervisor
 from lsp_server.status import StatusReporter
 
@@ -46,6 +49,9 @@ class CodedraftServer(LanguageServer):
             lambda: self.daemon.context_length,
             self.daemon.cancel,
         )
+        self.prefill = CursorPrefill(
+            lambda: self.settings.completion, self._prefill_request, self.daemon.prefill
+        )
         self.workspace_root: Path | None = None
         self.index: WorkspaceIndex | None = None
         self.deleted: dict[str, bool] = {}
@@ -66,6 +72,12 @@ class CodedraftServer(LanguageServer):
         if index is None:
             return []
         return index.retrieve(query, token_budget, time_budget_ms, cancel)
+
+    async def _prefill_request(self, uri: str, position: types.Position) -> pb.CompleteRequest | None:
+        query = query_at(self, uri, position)
+        if isinstance(query, str):
+            return None
+        return await self.completions.prefill_request(query)
 
     def open_document(self, uri: str) -> TextDocument | None:
         """The document the editor opened at ``uri``, or None if it never did."""
@@ -100,12 +112,13 @@ def create_server() -> CodedraftServer:
         code_actions,
         commands,
         completion,
+        cursor,
         documents,
         inline_completion,
         lifecycle,
     )
 
     server = CodedraftServer()
-    for feature in (lifecycle, documents, inline_completion, completion, code_actions, commands):
+    for feature in (lifecycle, documents, cursor, inline_completion, completion, code_actions, commands):
         feature.setup(server)
     return server

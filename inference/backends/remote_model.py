@@ -159,4 +159,5 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
         limits=limits,
         info=info,
         constrains_tokens=False,
+        prefills=False,
     )

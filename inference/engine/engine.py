@@ -10,8 +10,9 @@ Public API (the daemon drives it through `AsyncEngine` in `async_engine.py`):
 * `abort(request_id)` — thread-safe; the request finishes with reason `cancelled` at the start of the
   next step and its blocks are released.
 * `step() -> list[RequestOutput]` — one round: take new requests and aborts, admit waiting requests
-  (prefix cache lookup, block allocation), run each scheduled request's prefill chunk or decode
-  round, and return one output per request that produced text or finished. Call it from one thread.
+  (prefix cache lookup, block allocation), run the scheduled requests' prefill chunks and plain
+  decode steps in one batched forward pass (speculative rounds in their own), and return one output
+  per request that produced text or finished. Call it from one thread.
 * `fail_all(error)` — end every live request with `error` and free its blocks (what `step` does when
   it raises something it did not expect).
 * `has_work()`, `stats()`, `check_invariants()`.
@@ -53,7 +54,7 @@ from inference.engine.sequence import (
     Sequence,
     checked_prompt,
 )
-from inference.engine.sequence_runner import SequenceRunner
+from inference.engine.sequence_runner import PlannedRows, SequenceRunner
 from inference.engine.stats import EngineStats
 from inference.engine.text_stream import IncrementalDecoding, TextStream
 from inference.loading import LoadedModel
@@ -197,15 +198,18 @@ class LLMEngine:
                 self._finish(live, FinishReason.CANCELLED)
                 touched.append(live)
         self._admit(touched)
+        planned: list[PlannedRows] = []
         for work in self.scheduler.schedule():
             seq = work.seq
             if seq.status != SeqStatus.RUNNING:
                 continue  # preempted earlier in this step
             try:
                 if work.prefill_tokens:
-                    self.runner.prefill(seq, work.prefill_tokens)
+                    planned.append(self.runner.prefill(seq, work.prefill_tokens))
                 else:
-                    self.runner.decode(seq)
+                    plain = self.runner.decode(seq)  # a speculative round runs now, alone
+                    if plain is not None:
+                        planned.append(plain)
             except ResourceExhaustedError as exc:
                 if not self.admission.preempt_for(seq):
                     seq.error, seq.finish_reason = exc, FinishReason.ERROR
@@ -214,6 +218,12 @@ class LLMEngine:
             if seq.finish_reason is not None:
                 self._finish(seq, seq.finish_reason)
             touched.append(seq)
+        # A request preempted after it was planned gave its blocks away: it must not write into them.
+        batch = [p for p in planned if p.seq.status == SeqStatus.RUNNING]
+        self.runner.run_batch(batch)
+        for seq in (p.seq for p in batch):
+            if seq.finish_reason is not None:
+                self._finish(seq, seq.finish_reason)
         return [seq.take_output() for seq in dict.fromkeys(touched) if seq.pending_tokens or seq.is_done]
 
     def _admit(self, touched: list[Sequence]) -> None:

@@ -1,19 +1,23 @@
-"""The one place that holds tensors: a model, its preallocated KV pool, and one-sequence forward calls.
+"""The one place that holds tensors: a model, its preallocated KV pool, and forward calls.
 
 The scheduler and cache manager above it deal in token ids, positions and block ids (plain Python);
 this module turns those into `AttentionMetadata` and runs the model under `torch.inference_mode`.
+A call feeds the new tokens of one sequence (`forward`) or of several (`forward_batch`: their rows
+are concatenated, so every linear layer runs once for all of them, while attention reads each
+sequence's own blocks).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import torch
 from torch import nn
 
 from inference.config import EngineConfig
-from inference.layers.attention import AttentionMetadata, KVCache
+from inference.layers.attention import AttentionMetadata, KVCache, SequenceSpan
 from inference.loading import LoadedModel
 from inference.models.base import CausalLM
 from inference.models.config import ModelConfig
@@ -44,6 +48,27 @@ class PagedModel(Protocol):
     ) -> torch.Tensor:
         """input_ids, positions: (T,) int64 -> (T, hidden_size); writes the new K/V into `kv`."""
         ...
+
+
+@dataclass
+class ForwardRows:
+    """One sequence's part of a forward call: tokens fed at positions start_pos.. whose K/V land in
+    `slots`; `block_table` covers start_pos + len(token_ids); logits of the last `num_logits` rows
+    come back (0: none, for a prompt chunk that is not the last)."""
+
+    token_ids: Sequence[int]
+    start_pos: int
+    block_table: Sequence[int]
+    slots: Sequence[int]
+    num_logits: int = 1
+
+    def check(self) -> None:
+        """Raise ValueError when the counts do not fit together."""
+        num_new = len(self.token_ids)
+        if not 0 <= self.num_logits <= num_new or num_new < 1 or len(self.slots) != num_new:
+            raise ValueError(
+                f"bad forward call: {num_new} tokens, {len(self.slots)} slots, {self.num_logits} logits"
+            )
 
 
 class ModelRunner:
@@ -78,23 +103,46 @@ class ModelRunner:
 
         The K/V of the fed tokens land in `slots`; `block_table` must cover start_pos + len(token_ids).
         """
-        num_new = len(token_ids)
-        if not 1 <= num_logits <= num_new or len(slots) != num_new:
-            raise ValueError(f"bad forward call: {num_new} tokens, {len(slots)} slots, {num_logits} logits")
+        if num_logits < 1:
+            raise ValueError(f"bad forward call: {num_logits} logits")
+        return self.forward_batch([ForwardRows(token_ids, start_pos, block_table, slots, num_logits)])[0]
+
+    def forward_batch(self, parts: Sequence[ForwardRows]) -> list[torch.Tensor]:
+        """One forward pass over the new tokens of several sequences; float32 logits (num_logits, V)
+        of each part, in order. Each part reads and writes only its own sequence's K/V.
+        """
+        ids: list[int] = []
+        positions: list[int] = []
+        slots: list[int] = []
+        spans: list[SequenceSpan] = []
+        sampled: list[int] = []  # rows that go through lm_head
         device = self.device
-        meta = AttentionMetadata(
-            slot_mapping=torch.tensor(slots, dtype=torch.int64, device=device),
-            block_table=torch.tensor(block_table, dtype=torch.int64, device=device),
-            context_len=start_pos + num_new,
-            block_size=self.block_size,
-        )
-        input_ids = torch.tensor(token_ids, dtype=torch.int64, device=device)
-        positions = torch.arange(start_pos, start_pos + num_new, dtype=torch.int64, device=device)
+        for part in parts:
+            part.check()
+            row, num_new = len(ids), len(part.token_ids)
+            ids.extend(part.token_ids)
+            positions.extend(range(part.start_pos, part.start_pos + num_new))
+            slots.extend(part.slots)
+            table = torch.tensor(part.block_table, dtype=torch.int64, device=device)
+            spans.append(SequenceSpan(num_new, table, part.start_pos + num_new))
+            sampled.extend(range(row + num_new - part.num_logits, row + num_new))
+        if not parts:
+            return []
+        slot_mapping = torch.tensor(slots, dtype=torch.int64, device=device)
+        meta = AttentionMetadata.batched(slot_mapping, spans, self.block_size)
         with torch.inference_mode():
+            input_ids = torch.tensor(ids, dtype=torch.int64, device=device)
+            hidden = self.model.hidden_states(
+                input_ids, torch.tensor(positions, dtype=torch.int64, device=device), self.kv, meta
+            )  # (T, hidden)
             # Only the rows we sample from go through lm_head: with a 150k vocabulary, projecting a
             # whole prompt would cost more than the transformer itself.
-            hidden = self.model.hidden_states(input_ids, positions, self.kv, meta)  # (T, hidden)
-            return self.model.lm_head(hidden[num_new - num_logits :]).float()  # (num_logits, V)
+            if sampled == list(range(len(ids) - len(sampled), len(ids))):
+                rows = hidden[len(ids) - len(sampled) :]  # (L, hidden), a view
+            else:
+                rows = hidden[torch.tensor(sampled, dtype=torch.int64, device=device)]  # (L, hidden)
+            logits = self.model.lm_head(rows).float() if sampled else hidden.new_empty(0, 0)  # (L, V)
+        return list(logits.split([part.num_logits for part in parts]))
 
 
 def runners_for(

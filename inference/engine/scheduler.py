@@ -5,16 +5,22 @@ Policy, in plain Python:
   a request that finds no room waits for running ones to finish (head of line, so none starves);
 * each step gives every running request one unit of work: a prefill chunk of at most
   `prefill_chunk` tokens, or one decode round (one token, or one speculative round); prompt tokens are
-  budgeted by `max_step_tokens`, completions served first;
+  budgeted by `max_step_tokens`, completions served first; the engine runs the step's prefill chunks
+  and plain decode steps in one batched forward pass;
 * while a completion is still reading its prompt, generations wait: the editor's ghost text must not
-  queue behind a long refactor, and one decode token of each generation per step would add up.
+  queue behind a long refactor, and one decode token of each generation per step would add up;
+* prefills (a prompt computed ahead of a completion, RequestKind.PREFILL) fill an idle engine only:
+  they get no work while any other request runs or waits, and read `background_prefill_chunk` tokens
+  a step, so a completion that arrives meanwhile waits for one short step at most. Being the lowest
+  priority, a prefill is the first to give its blocks back when the pool runs dry, and never takes
+  blocks from another request.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from inference.config import EngineConfig
+from inference.config import EngineConfig, RequestKind
 from inference.engine.sequence import SeqStatus, Sequence
 
 
@@ -46,9 +52,25 @@ class Scheduler:
             self.running.remove(seq)
 
     def admission_order(self) -> list[Sequence]:
-        """Waiting requests in the order they should be admitted (stops at the running limit)."""
-        room = self.config.max_running - len(self.running)
-        return sorted(self.waiting, key=lambda s: (s.priority, s.arrival))[: max(room, 0)]
+        """Waiting requests in the order they should be admitted (stops at the running limit).
+
+        Running prefills do not count against the limit for other requests: they get no work while
+        another request waits or runs, so a completion kept out by them would wait forever. A prefill
+        is admitted only below the limit, so at most `max_running` prefills run beside the others.
+        """
+        room_all = self.config.max_running - len(self.running)
+        room = self.config.max_running - sum(
+            1 for s in self.running if s.request.kind is not RequestKind.PREFILL
+        )
+        picked: list[Sequence] = []
+        for seq in sorted(self.waiting, key=lambda s: (s.priority, s.arrival)):
+            prefill = seq.request.kind is RequestKind.PREFILL
+            if (room_all if prefill else room) <= 0:
+                break
+            picked.append(seq)
+            room_all -= 1
+            room -= 0 if prefill else 1
+        return picked
 
     def preemption_victim(self, lower_than: int | None = None) -> Sequence | None:
         """The running request to give its blocks back when the pool runs dry: the lowest priority,
@@ -79,13 +101,18 @@ class Scheduler:
         """This step's work, highest priority first."""
         order = sorted(self.running, key=lambda s: (s.priority, s.arrival))
         completion_reading = any(s.priority == 0 and s.in_prefill for s in order)
+        others_busy = any(s.request.kind is not RequestKind.PREFILL for s in (*self.running, *self.waiting))
         budget = self.config.max_step_tokens
         work: list[ScheduledWork] = []
         for seq in order:
             if completion_reading and seq.priority > 0:
                 continue
+            background = seq.request.kind is RequestKind.PREFILL
+            if background and others_busy:
+                continue
             if seq.in_prefill:
-                chunk = min(self.config.prefill_chunk, seq.prefill_target - seq.num_computed, budget)
+                most = self.config.background_prefill_chunk if background else self.config.prefill_chunk
+                chunk = min(most, self.config.prefill_chunk, seq.prefill_target - seq.num_computed, budget)
                 if chunk > 0:
                     budget -= chunk
                     work.append(ScheduledWork(seq, chunk))

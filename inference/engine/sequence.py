@@ -16,6 +16,9 @@ from inference.engine.text_stream import TextStream
 from inference.spec_decode.controller import SpeculationController
 from inference.tokenizer import Tokenizer
 
+# Sequence.priority of each kind of request: lower runs first, and a higher number is preempted first.
+PRIORITIES = {RequestKind.COMPLETION: 0, RequestKind.GENERATION: 1, RequestKind.PREFILL: 2}
+
 
 class FinishReason(enum.StrEnum):
     """Why a request ended."""
@@ -150,8 +153,8 @@ class Sequence:
 
     @property
     def priority(self) -> int:
-        """Lower runs first: completions (interactive) before generations."""
-        return 0 if self.request.kind == RequestKind.COMPLETION else 1
+        """Lower runs first: completions (interactive), then generations, then prefills."""
+        return PRIORITIES[self.request.kind]
 
     @property
     def prefill_target(self) -> int:

@@ -1,5 +1,12 @@
-"""One request's unit of work on the target model: a prefill chunk, a plain decode step, or a
+"""Requests' units of work on the target model: a prefill chunk, a plain decode step, or a
 speculative round (propose k, verify in one forward pass, keep the agreeing run plus one, roll back).
+
+Prefill chunks and plain decode steps are planned first (`prefill`, `decode` return a `PlannedRows`)
+and then run together, all sequences' rows in ONE batched forward pass (`run_batch`). A speculative
+round keeps its own forward pass, run at once by `decode`: its proposal depends on the sequence's last
+token, its length on the pool, and mode auto compares its measured cost with the price of a plain
+step, which a shared pass would blur. Each sequence's attention reads only its own blocks, so its
+tokens are those it gets alone (up to the last bits of the batched matrix products, see the tests).
 
 Rollback is bookkeeping only: rejected proposals' K/V stay in their slots until overwritten, the
 sequence's computed count stops before them, and tail blocks past the sequence are returned.
@@ -10,13 +17,14 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import torch
 
-from inference.engine.errors import ResourceExhaustedError
+from inference.engine.errors import EngineError, ResourceExhaustedError
 from inference.engine.healing import constrained
 from inference.engine.kv_cache import KVCacheManager
-from inference.engine.model_runner import ModelRunner
+from inference.engine.model_runner import ForwardRows, ModelRunner
 from inference.engine.sequence import FinishReason, Sequence
 from inference.sampling import choose_token, token_probabilities
 from inference.spec_decode.proposer import Proposal, Proposer
@@ -24,6 +32,15 @@ from inference.spec_decode.verify import verify_greedy, verify_sampled
 
 # Machine noise only ever slows a step down, so the fastest recent plain step is the robust price.
 _PLAIN_SAMPLES = 8
+
+
+@dataclass
+class PlannedRows:
+    """A sequence's rows of the next batched pass and what to do with their logits."""
+
+    seq: Sequence
+    rows: ForwardRows
+    finish: Callable[[torch.Tensor], None]
 
 
 class SequenceRunner:
@@ -46,33 +63,57 @@ class SequenceRunner:
         # Measured costs of recent plain decode steps: what speculation must beat in mode auto.
         self._plain_samples: deque[float] = deque(maxlen=_PLAIN_SAMPLES)
 
-    def prefill(self, seq: Sequence, num_tokens: int) -> None:
-        """Compute the next `num_tokens` prompt tokens; after the last chunk, choose the first token."""
+    def prefill(self, seq: Sequence, num_tokens: int) -> PlannedRows:
+        """Plan the next `num_tokens` prompt tokens; after the last chunk, the first token is chosen."""
         start, end = seq.num_computed, seq.num_computed + num_tokens
-        logits = self._forward(seq, seq.token_ids[start:end], start, 1)
-        seq.metrics.computed_tokens += num_tokens
-        seq.num_computed = end
-        self.kv.commit(seq.request_id, seq.token_ids, end)
-        if end == seq.prompt_len and seq.num_generated == 0:
-            logits = constrained(seq.healing, logits, seq.output_ids)
-            self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
+        last = end == seq.prompt_len and seq.num_generated == 0
 
-    def decode(self, seq: Sequence) -> None:
-        """One decode round: speculative when a proposer has something to offer, else plain."""
+        def finish(logits: torch.Tensor) -> None:
+            seq.metrics.computed_tokens += num_tokens
+            seq.num_computed = end
+            self.kv.commit(seq.request_id, seq.token_ids, end)
+            if last:
+                logits = constrained(seq.healing, logits, seq.output_ids)
+                self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
+
+        return PlannedRows(seq, self._rows(seq, seq.token_ids[start:end], start, int(last)), finish)
+
+    def decode(self, seq: Sequence) -> PlannedRows | None:
+        """One decode round: a speculative round, run now (None), when a proposer has something to
+        offer; else the plan of a plain step."""
         started = time.perf_counter()
         chosen = self._propose(seq)
         if chosen is not None:
             chosen = self._fit_in_pool(seq, *chosen)
         if chosen is None:
-            self._plain_step(seq)
-            self._plain_samples.append(time.perf_counter() - started)
-            return
+            return self._plain_step(seq)
         name, proposal = chosen
         accepted = self._speculative_round(seq, proposal)
         self.proposers[name].accept(seq.request_id, seq.token_ids)
         seq.controllers[name].record_round(
             len(proposal.tokens), accepted, time.perf_counter() - started, self.plain_seconds
         )
+        return None
+
+    def run_batch(self, planned: list[PlannedRows]) -> None:
+        """Run the planned rows in one forward pass, then each sequence's own follow-up.
+
+        A pass of plain decode steps only is the price of a plain step (each of its sequences waited
+        that long for its token).
+        An `EngineError` of one sequence's follow-up ends that sequence only (`seq.error`).
+        """
+        if not planned:
+            return
+        started = time.perf_counter()
+        all_logits = self.target.forward_batch([p.rows for p in planned])
+        if not any(p.seq.in_prefill for p in planned):
+            self._plain_samples.append(time.perf_counter() - started)
+        for p, logits in zip(planned, all_logits, strict=True):
+            p.seq.metrics.target_forward_passes += 1
+            try:
+                p.finish(logits)
+            except EngineError as exc:
+                p.seq.error, p.seq.finish_reason = exc, FinishReason.ERROR
 
     @property
     def plain_seconds(self) -> float | None:
@@ -114,13 +155,16 @@ class SequenceRunner:
             probs = None if proposal.probs is None else proposal.probs[:room]
             return name, Proposal(proposal.tokens[:room], probs)
 
-    def _plain_step(self, seq: Sequence) -> None:
+    def _plain_step(self, seq: Sequence) -> PlannedRows:
         length = len(seq.token_ids)
-        logits = self._forward(seq, seq.token_ids[-1:], length - 1, 1)
-        seq.num_computed = length
-        self.kv.commit(seq.request_id, seq.token_ids, length)
-        logits = constrained(seq.healing, logits, seq.output_ids)
-        self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
+
+        def finish(logits: torch.Tensor) -> None:
+            seq.num_computed = length
+            self.kv.commit(seq.request_id, seq.token_ids, length)
+            logits = constrained(seq.healing, logits, seq.output_ids)
+            self._emit(seq, [choose_token(logits[0], seq.request.sampling, seq.generator)], logits)
+
+        return PlannedRows(seq, self._rows(seq, seq.token_ids[-1:], length - 1, 1), finish)
 
     def _speculative_round(self, seq: Sequence, proposal: Proposal) -> int:
         """Verify the proposal in one forward pass; returns how many proposed tokens were accepted."""
@@ -143,13 +187,16 @@ class SequenceRunner:
         self.kv.truncate(seq.request_id, max(len(seq.token_ids), computed))
         return accepted
 
-    def _forward(self, seq: Sequence, tokens: list[int], start: int, num_logits: int) -> torch.Tensor:
+    def _rows(self, seq: Sequence, tokens: list[int], start: int, num_logits: int) -> ForwardRows:
+        """The sequence's rows of a forward pass, its block table grown to hold them."""
         end = start + len(tokens)
         self.kv.ensure_capacity(seq.request_id, end)
         table = self.kv.block_table(seq.request_id)
-        logits = self.target.forward(
-            tokens, start, table, self.kv.slots(seq.request_id, start, end), num_logits
-        )
+        return ForwardRows(tokens, start, list(table), self.kv.slots(seq.request_id, start, end), num_logits)
+
+    def _forward(self, seq: Sequence, tokens: list[int], start: int, num_logits: int) -> torch.Tensor:
+        rows = self._rows(seq, tokens, start, num_logits)
+        logits = self.target.forward(rows.token_ids, rows.start_pos, rows.block_table, rows.slots, num_logits)
         seq.metrics.target_forward_passes += 1
         return logits
 

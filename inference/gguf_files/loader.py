@@ -9,7 +9,14 @@ import torch
 from inference.gguf_files.metadata import GGUFFile, model_config
 from inference.gguf_files.tokenizer import gguf_tokenizer
 from inference.gguf_files.weights import check_tensor_types, read_state, weight_bytes
-from inference.loading import LoadedModel, ModelLoadError, build_model, check_fits, resolve_placement
+from inference.loading import (
+    LoadedModel,
+    ModelLoadError,
+    build_model,
+    check_fits,
+    resolve_placement,
+    resolve_weights,
+)
 from inference.prompts.chat import ChatTemplate
 from inference.prompts.fim import fim_template_for
 
@@ -20,8 +27,11 @@ def load_gguf_model(
     dtype: torch.dtype | None = None,
     *,
     memory_limit_bytes: int | None = None,
+    weights: str | None = None,
 ) -> LoadedModel:
-    """Load the GGUF file at `path`, its weights dequantized to `dtype` (default per device) on `device`.
+    """Load the GGUF file at `path`, its weights dequantized to `dtype` (default per device) on `device`
+    and stored in `weights` form (float32 | float16, see `inference.layers.linear`; None: plain
+    `nn.Linear`s).
 
     Everything is checked (architecture, tensor types, memory) before any weight is dequantized.
     """
@@ -31,6 +41,7 @@ def load_gguf_model(
     config = model_config(file)
     check_tensor_types(file)
     torch_device, torch_dtype = resolve_placement(device, dtype)
+    weights = resolve_weights(weights, torch_device, torch_dtype)
     check_fits(path.name, weight_bytes(file, torch_dtype), torch_device, torch_dtype, memory_limit_bytes)
     try:
         tokenizer = gguf_tokenizer(file)
@@ -41,7 +52,8 @@ def load_gguf_model(
     except Exception as exc:  # tokenizers raises untyped errors on a bad vocabulary, jinja2 its own
         raise ModelLoadError(f"cannot build the tokenizer of {path.name}: {exc}") from exc
     state = read_state(file, config, torch_device, torch_dtype)
-    model = build_model(config, state, torch_device, described_by=f"the metadata of {path.name}")
+    described_by = f"the metadata of {path.name}"
+    model = build_model(config, state, torch_device, described_by=described_by, weights=weights)
     return LoadedModel(
         model=model,
         config=config,
@@ -52,4 +64,5 @@ def load_gguf_model(
         device=torch_device,
         dtype=torch_dtype,
         name=path.stem,
+        weights=weights,
     )

@@ -3,10 +3,10 @@
 KV lives in a preallocated pool of fixed-size blocks per layer, head-major: each KV head's blocks are
 contiguous, so a run of consecutive blocks is one contiguous (S, D) matrix per head, which is the
 layout the attention kernels read fastest. A sequence owns an ordered list of blocks (its block
-table). A forward call writes its new tokens' K/V into their slots and then
-attends over the sequence's blocks in order (read in place when they are consecutive, gathered
-otherwise), so the result does not depend on which physical blocks hold the sequence, nor on how
-the sequence was split into calls.
+table). A forward call (of one sequence, or of several sequences' rows concatenated) writes its new
+tokens' K/V into their slots and then attends, per sequence, over that sequence's blocks in order
+(read in place when they are consecutive, gathered otherwise), so the result does not depend on which
+physical blocks hold the sequence, nor on how the sequence was split into calls.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from inference.layers.linear import concat_linears
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import apply_rotary
 from inference.models.config import ModelConfig
@@ -34,26 +35,75 @@ def _consecutive_start(block_table: torch.Tensor) -> int | None:
 
 
 @dataclass
-class AttentionMetadata:
-    """Where one forward call's T new tokens of ONE sequence live in the paged KV pool.
+class SequenceSpan:
+    """One sequence's rows of a forward call.
 
-    slot_mapping: (T,) int64, flat slot = block_id * block_size + offset where each new token's K/V
-    is written (rewriting a slot is allowed: speculative rollback just writes again).
+    rows: how many consecutive rows of the call (its new tokens) belong to the sequence.
     block_table: (n_blocks,) int64, the sequence's blocks in order; they cover context_len tokens.
-    context_len: tokens in the sequence after this call (cached + new); the new tokens sit at
-    positions context_len - T .. context_len - 1 and attend causally to everything before them.
+    context_len: tokens in the sequence after this call (cached + new); its new tokens sit at
+    positions context_len - rows .. context_len - 1 and attend causally to everything before them.
     """
 
-    slot_mapping: torch.Tensor
+    rows: int
     block_table: torch.Tensor
     context_len: int
-    block_size: int
     # First block id when block_table is a run of consecutive blocks on the CPU (read in place
     # instead of gathered); computed once here rather than in every layer.
     consecutive_from: int | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.consecutive_from = _consecutive_start(self.block_table)
+
+
+class AttentionMetadata:
+    """Where one forward call's T new tokens live in the paged KV pool: the tokens of ONE sequence
+    (`AttentionMetadata(slots, block_table, context_len, block_size)`), or the rows of several
+    sequences one after another (`AttentionMetadata.batched`, "varlen": the linear layers see all rows
+    at once, attention reads each sequence's own blocks).
+
+    slot_mapping: (T,) int64, flat slot = block_id * block_size + offset where each new token's K/V
+    is written (rewriting a slot is allowed: speculative rollback just writes again).
+    spans: the sequences, in row order; their rows add up to T.
+    """
+
+    def __init__(
+        self, slot_mapping: torch.Tensor, block_table: torch.Tensor, context_len: int, block_size: int
+    ) -> None:
+        self.slot_mapping = slot_mapping
+        self.block_size = block_size
+        self.spans = [SequenceSpan(slot_mapping.numel(), block_table, context_len)]
+
+    @classmethod
+    def batched(
+        cls, slot_mapping: torch.Tensor, spans: list[SequenceSpan], block_size: int
+    ) -> AttentionMetadata:
+        """Several sequences' rows in one call (`spans` in row order, rows adding up to T)."""
+        if not spans or sum(span.rows for span in spans) != slot_mapping.numel():
+            raise ValueError("the spans' rows must add up to the slots")
+        meta = cls.__new__(cls)
+        meta.slot_mapping, meta.block_size, meta.spans = slot_mapping, block_size, spans
+        return meta
+
+    @property
+    def block_table(self) -> torch.Tensor:
+        """The block table of a one-sequence call."""
+        return self._single.block_table
+
+    @property
+    def context_len(self) -> int:
+        """The context length of a one-sequence call."""
+        return self._single.context_len
+
+    @property
+    def consecutive_from(self) -> int | None:
+        """The first block of a one-sequence call whose blocks are consecutive (else None)."""
+        return self._single.consecutive_from
+
+    @property
+    def _single(self) -> SequenceSpan:
+        if len(self.spans) != 1:
+            raise ValueError(f"a call of {len(self.spans)} sequences has no single block table")
+        return self.spans[0]
 
 
 @dataclass
@@ -148,12 +198,36 @@ def paged_attention(
     scale: float,
     sliding_window: int | None = None,
 ) -> torch.Tensor:
-    """Attention of new queries q (T, H, D) over the sequence's cached keys and values; returns (T, H, D)."""
+    """Attention of new queries q (T, H, D) over their sequences' cached keys and values; returns (T, H, D).
+
+    Each sequence's rows attend only over its own blocks, with the same kernel calls as in a call of
+    that sequence alone, so batching sequences does not change any sequence's attention output.
+    """
+    if len(meta.spans) == 1:
+        return span_attention(q, k_cache, v_cache, meta.spans[0], scale, sliding_window)
+    outputs, row = [], 0
+    for span in meta.spans:
+        outputs.append(
+            span_attention(q[row : row + span.rows], k_cache, v_cache, span, scale, sliding_window)
+        )
+        row += span.rows
+    return torch.cat(outputs)  # (T, H, D)
+
+
+def span_attention(
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    span: SequenceSpan,
+    scale: float,
+    sliding_window: int | None = None,
+) -> torch.Tensor:
+    """Attention of one sequence's new queries q (T, H, D) over its cached keys and values: (T, H, D)."""
     num_new, num_heads, head_dim = q.shape
-    k = gather_kv(k_cache, meta.block_table, meta.context_len, meta.consecutive_from).to(
+    k = gather_kv(k_cache, span.block_table, span.context_len, span.consecutive_from).to(
         q.dtype
     )  # (KvH, S, D)
-    v = gather_kv(v_cache, meta.block_table, meta.context_len, meta.consecutive_from).to(q.dtype)
+    v = gather_kv(v_cache, span.block_table, span.context_len, span.consecutive_from).to(q.dtype)
     kv_heads = k.shape[0]
     group = num_heads // kv_heads
     if num_new <= GROUPED_QUERY_MAX_TOKENS:
@@ -161,7 +235,7 @@ def paged_attention(
         # become one batch entry with G*T query rows.
         q_grouped = q.view(num_new, kv_heads, group, head_dim).permute(1, 2, 0, 3)  # (KvH, G, T, D)
         q_grouped = q_grouped.reshape(kv_heads, group * num_new, head_dim)  # (KvH, G*T, D)
-        mask = causal_mask(num_new, meta.context_len, sliding_window, q.device)
+        mask = causal_mask(num_new, span.context_len, sliding_window, q.device)
         if mask is not None and group > 1:
             mask = mask.repeat(group, 1)  # (G*T, S): row g*T + t is query t of group member g
         out = F.scaled_dot_product_attention(
@@ -176,8 +250,8 @@ def paged_attention(
     if group > 1:
         k = k.repeat_interleave(group, dim=0)  # (H, S, D)
         v = v.repeat_interleave(group, dim=0)
-    whole_sequence = num_new == meta.context_len and sliding_window is None
-    mask = None if whole_sequence else causal_mask(num_new, meta.context_len, sliding_window, q.device)
+    whole_sequence = num_new == span.context_len and sliding_window is None
+    mask = None if whole_sequence else causal_mask(num_new, span.context_len, sliding_window, q.device)
     out = F.scaled_dot_product_attention(
         q.transpose(0, 1).unsqueeze(0),  # (1, H, T, D)
         k.unsqueeze(0),  # (1, H, S, D)
@@ -214,11 +288,19 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
         self.v_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
         self.o_proj = nn.Linear(q_size, hidden, bias=o_bias)
+        self.split_sizes = (q_size, kv_size, kv_size)
+        # Set by fuse_projections: q|k|v from one matrix product (q/k/v_proj are then dropped).
+        self.qkv_proj: nn.Module | None = None
         self.q_norm: RMSNorm | None = None
         self.k_norm: RMSNorm | None = None
         if config.qk_norm:
             self.q_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
             self.k_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
+
+    def fuse_projections(self) -> None:
+        """Compute q, k and v with one matrix product of their stacked weights from now on."""
+        self.qkv_proj = concat_linears(self.q_proj, self.k_proj, self.v_proj)
+        del self.q_proj, self.k_proj, self.v_proj
 
     def forward(
         self,
@@ -231,12 +313,22 @@ class Attention(nn.Module):
     ) -> torch.Tensor:
         """hidden (T, hidden_size) -> (T, hidden_size); writes this call's K/V into the pool first."""
         num_new = hidden.shape[0]
-        q = self.q_proj(hidden).view(num_new, self.num_heads, self.head_dim)  # (T, H, D)
-        k = self.k_proj(hidden).view(num_new, self.num_kv_heads, self.head_dim)  # (T, KvH, D)
-        v = self.v_proj(hidden).view(num_new, self.num_kv_heads, self.head_dim)
-        if self.q_norm is not None and self.k_norm is not None:
-            q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        heads, kv_heads = self.num_heads, self.num_kv_heads
+        if self.qkv_proj is not None and self.q_norm is None:
+            qkv = self.qkv_proj(hidden).view(num_new, heads + 2 * kv_heads, self.head_dim)  # (T, H+2KvH, D)
+            qk = apply_rotary(qkv[:, : heads + kv_heads], cos, sin)  # q and k heads rotated in one go
+            q, k, v = qk[:, :heads], qk[:, heads:], qkv[:, heads + kv_heads :]  # (T, H, D), (T, KvH, D) x2
+        else:
+            if self.qkv_proj is not None:
+                q, k, v = self.qkv_proj(hidden).split(self.split_sizes, dim=-1)  # (T, H*D), (T, KvH*D) x2
+            else:
+                q, k, v = self.q_proj(hidden), self.k_proj(hidden), self.v_proj(hidden)
+            q = q.view(num_new, heads, self.head_dim)  # (T, H, D)
+            k = k.view(num_new, kv_heads, self.head_dim)  # (T, KvH, D)
+            v = v.view(num_new, kv_heads, self.head_dim)
+            if self.q_norm is not None and self.k_norm is not None:
+                q, k = self.q_norm(q), self.k_norm(k)
+            q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         write_kv(k_cache, v_cache, k, v, meta.slot_mapping)
         out = paged_attention(q, k_cache, v_cache, meta, self.scale, self.sliding_window)  # (T, H, D)
         return self.o_proj(out.reshape(num_new, self.num_heads * self.head_dim))

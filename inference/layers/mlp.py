@@ -6,6 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from inference.layers.linear import concat_linears
+
 
 class SwiGLU(nn.Module):
     """The Llama-family MLP; parameter names match the checkpoints (`gate_proj`, `up_proj`, `down_proj`)."""
@@ -15,7 +17,19 @@ class SwiGLU(nn.Module):
         self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=bias)
         self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=bias)
         self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=bias)
+        self.intermediate_size = intermediate_size
+        # Set by fuse_projections: gate|up from one matrix product (gate/up_proj are then dropped).
+        self.gate_up_proj: nn.Module | None = None
+
+    def fuse_projections(self) -> None:
+        """Compute gate and up with one matrix product of their stacked weights from now on."""
+        self.gate_up_proj = concat_linears(self.gate_proj, self.up_proj)
+        del self.gate_proj, self.up_proj
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, hidden) -> (T, hidden)."""
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        if self.gate_up_proj is not None:
+            gate, up = self.gate_up_proj(x).split(self.intermediate_size, dim=-1)  # (T, I) each
+        else:
+            gate, up = self.gate_proj(x), self.up_proj(x)
+        return self.down_proj(F.silu(gate) * up)

@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from inference.layers.attention import Attention, AttentionMetadata, KVCache
+from inference.layers.linear import pack_linears
 from inference.layers.mlp import SwiGLU
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import RotaryEmbedding
@@ -75,6 +76,16 @@ class CausalLM(nn.Module):
         self.rotary = RotaryEmbedding(config)
         if config.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
+        # Counted once here (a tied head shares the embeddings): packing copies and repacks weights.
+        self.parameter_count = sum(p.numel() for p in self.parameters())
+
+    def pack_weights(self, weights: str) -> None:
+        """Store the projections for CPU inference in `weights` form (see `inference.layers.linear`):
+        q/k/v and gate/up fused into one product each, then every linear packed (lm_head included)."""
+        for module in list(self.modules()):
+            if isinstance(module, (Attention, SwiGLU)):
+                module.fuse_projections()
+        pack_linears(self, weights)
 
     @classmethod
     def attention_biases(cls, config: ModelConfig) -> tuple[bool, bool]:

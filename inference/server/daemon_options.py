@@ -42,6 +42,14 @@ class NetworkOptions:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of this module, added to ``codedraft daemon``."""
+    parser.add_argument(
+        "--weights",
+        choices=("auto", "float32", "float16"),
+        default="auto",
+        help="how the model's projections are stored on the CPU: float32 (the checkpoint's values) or "
+        "float16 (fbgemm's fp16-weight kernel: half the bytes read per token, activations and sums in "
+        "float32) (default: auto, float16 on the CPU in float32, see the README's figures)",
+    )
     group = parser.add_argument_group("remote engine and network")
     group.add_argument(
         "--backend",

@@ -35,6 +35,7 @@ class ServeSettings:
     device: str = "auto"
     kv_cache_mb: float = 512.0
     max_new_tokens: int = 1024
+    weights: str = "auto"
 
 
 def _device_name(device: torch.device) -> str:
@@ -50,7 +51,7 @@ def describe(loaded: LoadedModel) -> pb.ModelDescription:
         name=loaded.name,
         path=str(loaded.path.resolve()),
         architecture=loaded.config.model_type,
-        parameters=sum(p.numel() for p in loaded.model.parameters()),
+        parameters=loaded.model.parameter_count,
         context_length=loaded.config.max_position_embeddings,
         vocab_size=loaded.config.vocab_size,
     )
@@ -62,8 +63,12 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     `engine_config` overrides the engine settings derived from `settings` (tests use small pools).
     """
     try:
-        target = load_model(settings.model_dir, settings.device)
-        draft = load_model(settings.draft_dir, settings.device) if settings.draft_dir is not None else None
+        target = load_model(settings.model_dir, settings.device, weights=settings.weights)
+        draft = (
+            load_model(settings.draft_dir, settings.device, weights=settings.weights)
+            if settings.draft_dir is not None
+            else None
+        )
     except ModelLoadError as error:
         raise ModelLoadFailed(str(error)) from None
     config = engine_config or EngineConfig(kv_cache_mb=settings.kv_cache_mb)

@@ -14,6 +14,7 @@ from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import RequestKind, SamplingParams, SpecMode
+from inference.engine.sequence import Request
 from inference.prompts.chat import ChatTemplate
 from inference.prompts.healing import heal_prompt
 from inference.prompts.prefix_only import suffix_stop
@@ -48,6 +49,27 @@ class PreparedRequest:
     asked_tokens: int  # max_tokens as the request gave it (or the call's default)
     # A chat's messages (escaped), for a backend that renders them with the engine's own template.
     chat_messages: list[dict[str, str]] | None = None
+
+    def engine_request(self, request_id: str, fitted: prompt_budget.FittedPrompt) -> Request:
+        """What the engine runs. A prefill computes the prompt and shows nothing: its one greedy token
+        is never sent, so it needs no healing constraint, stop rules or speculation."""
+        if self.kind is RequestKind.PREFILL:
+            return Request(
+                request_id,
+                prompt_token_ids=fitted.token_ids,
+                sampling=SamplingParams(max_tokens=1),
+                kind=self.kind,
+                spec_mode=SpecMode.OFF,
+            )
+        return Request(
+            request_id=request_id,
+            prompt_token_ids=fitted.token_ids,
+            healing=fitted.healing,
+            sampling=self.sampling,
+            kind=self.kind,
+            spec_mode=self.spec_mode,
+            chat_messages=self.chat_messages,
+        )
 
     def fit(self) -> tuple[prompt_budget.FittedPrompt, int]:
         """The fitted prompt, and the max_tokens the daemon lowered the request's to (0: not lowered).
@@ -104,6 +126,12 @@ def prepare_complete(request: pb.CompleteRequest, served: ServedModel) -> Prepar
     return PreparedRequest(
         RequestKind.COMPLETION, sampling, spec_mode, budget, fit, pb.CompleteChunk, sampling.max_tokens
     )
+
+
+def prepare_prefill(request: pb.CompleteRequest, served: ServedModel) -> PreparedRequest:
+    """A Prefill: the prompt Complete would build from the same request (the same checks, fitting and
+    healing), run as a prefill (see `PreparedRequest.engine_request`)."""
+    return replace(prepare_complete(request, served), kind=RequestKind.PREFILL)
 
 
 def prepare_generate(request: pb.GenerateRequest, served: ServedModel) -> PreparedRequest:

@@ -26,3 +26,6 @@ class ServedModel:
     # Whether the backend can constrain the first generated tokens, which token healing needs (a
     # remote OpenAI-compatible engine cannot: its completion would repeat the text healing removed).
     constrains_tokens: bool = True
+    # Whether Prefill computes prompts ahead of completions. A remote engine could not pre-empt a
+    # prefill for a completion (nor keep it at the lowest priority), so there Prefill is skipped.
+    prefills: bool = True

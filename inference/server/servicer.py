@@ -5,6 +5,10 @@ chunk (done, finish reason, figures); a stream stopped by the daemon then ends w
 status (CANCELLED for Cancel and cancel-previous, UNAVAILABLE for shutdown), and one that failed
 with the error's status. A client that cancels, disconnects or runs past its deadline makes grpc
 cancel the handler; its `finally` aborts the engine request, which frees the KV blocks within one step.
+
+Prefill runs the same path as Complete, on the prompt Complete would build, as an engine request of
+kind PREFILL that samples one token nobody sees (the prompt's KV is what it is for): the engine runs
+it last and preempts it first, and a later Complete of the session supersedes it.
 """
 
 from __future__ import annotations
@@ -15,66 +19,26 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import RequestKind
-from inference.engine.errors import (
-    EngineError,
-    InvalidRequestError,
-    ResourceExhaustedError,
-    StepFailedError,
-)
-from inference.engine.sequence import FinishReason, Request, RequestMetrics
+from inference.engine.errors import EngineError
+from inference.engine.sequence import FinishReason, Request
 from inference.server import validation
+from inference.server.call_outcome import CallOutcome, final_status
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
 from inference.server.live_requests import LiveRequest, LiveRequests
-from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate
+from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate, prepare_prefill
 from inference.server.served_model import ServedModel
 from inference.server.validation import RequestError, UndecodableRequest
 
 log = logging.getLogger(__name__)
 
 SERVICE_NAME = "codedraft.v1.Inference"
-
-
-def _error_status(error: BaseException) -> tuple[grpc.StatusCode, str]:
-    status = getattr(error, "grpc_status", None)  # a remote engine's failure names its own status
-    if isinstance(status, grpc.StatusCode):
-        return status, str(error)
-    if isinstance(error, ResourceExhaustedError):
-        return grpc.StatusCode.RESOURCE_EXHAUSTED, str(error)
-    if isinstance(error, InvalidRequestError | RequestError):
-        return grpc.StatusCode.INVALID_ARGUMENT, str(error)
-    if isinstance(error, StepFailedError):
-        return grpc.StatusCode.INTERNAL, str(error)
-    return grpc.StatusCode.INTERNAL, f"internal error: {type(error).__name__}: {error}"
-
-
-@dataclass
-class _Outcome:
-    """How one call's engine request ended (filled in as the stream runs)."""
-
-    ended: bool = False
-    metrics: RequestMetrics | None = None
-    finish: FinishReason | None = None
-    failure: BaseException | None = None
-    last_delta: str = ""
-    first_token_ms: float | None = None
-
-
-def _final_status(live: LiveRequest, outcome: _Outcome) -> tuple[grpc.StatusCode, str] | None:
-    """The call's status after its last chunk: None (OK) unless it was stopped or failed."""
-    if outcome.finish is FinishReason.CANCELLED:
-        return live.stop_status or (grpc.StatusCode.CANCELLED, "cancelled by the engine")
-    if outcome.finish is FinishReason.ERROR or outcome.finish is None:
-        code, message = _error_status(outcome.failure or EngineError("the engine ended the request early"))
-        log.warning("request %s failed: %s", live.request_id, message)
-        return code, message
-    return None
 
 
 class InferenceServicer:
@@ -109,6 +73,7 @@ class InferenceServicer:
             {
                 "Complete": unary_stream(self.Complete, pb.CompleteRequest, pb.CompleteChunk),
                 "Generate": unary_stream(self.Generate, pb.GenerateRequest, pb.GenerateChunk),
+                "Prefill": unary(self.Prefill, pb.CompleteRequest, pb.PrefillResponse),
                 "Cancel": unary(self.Cancel, pb.CancelRequest, pb.CancelResponse),
                 "GetModelInfo": unary(self.GetModelInfo, pb.GetModelInfoRequest, pb.ModelInfo),
                 "GetStats": unary(self.GetStats, pb.GetStatsRequest, pb.Stats),
@@ -155,6 +120,25 @@ class InferenceServicer:
         async for chunk in self._serve(served, request, context, arrival, prepared):
             yield chunk
 
+    async def Prefill(self, request: Any, context: grpc.aio.ServicerContext) -> pb.PrefillResponse:
+        arrival = time.perf_counter()
+        served = await self._ready(request, context)
+        if not served.prefills:
+            return pb.PrefillResponse(
+                request_id=request.request_id,
+                skipped="the daemon serves a remote engine, which could not pre-empt a prefill",
+            )
+        try:
+            prepared = prepare_prefill(request, served)
+        except RequestError as error:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
+        last: Any = None
+        async for chunk in self._serve(served, request, context, arrival, prepared):
+            last = chunk
+        if last is None or last.finish_reason in (pb.FINISH_REASON_CANCELLED, pb.FINISH_REASON_ERROR):
+            return pb.PrefillResponse()  # the status set by _serve (CANCELLED, …) is what the caller gets
+        return pb.PrefillResponse(request_id=last.request_id, prefilled=True, figures=last.figures)
+
     async def _serve(
         self,
         served: ServedModel,
@@ -169,15 +153,18 @@ class InferenceServicer:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"request_id {request_id!r} is already running"
             )
+        prefill = prepared.kind is RequestKind.PREFILL
         live = LiveRequest(
-            request_id, request.session_id, supersedable=prepared.kind is RequestKind.COMPLETION
+            request_id,
+            request.session_id,
+            supersedable=prepared.kind is not RequestKind.GENERATION,
+            prefill=prefill,
         )
-        older = self.live.add(live)
-        if older is not None:
+        for older in self.live.add(live):
             served.backend.abort(older.request_id)
         self.counters.requests_total += 1
         self._idle.clear()
-        outcome = _Outcome()
+        outcome = CallOutcome()
         try:
             try:
                 prepared.sampling.validate()
@@ -187,19 +174,14 @@ class InferenceServicer:
                 self.counters.finished(None, cancelled=False)
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(bad))
             if live.stop_status is None:  # not superseded or cancelled while its prompt was being fitted
-                engine_request = Request(
-                    request_id=request_id,
-                    prompt_token_ids=fitted.token_ids,
-                    healing=fitted.healing,
-                    sampling=prepared.sampling,
-                    kind=prepared.kind,
-                    spec_mode=prepared.spec_mode,
-                    chat_messages=prepared.chat_messages,
-                )
+                engine_request = prepared.engine_request(request_id, fitted)
                 async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
                     yield prepared.chunk_class(request_id=request_id, text_delta=delta)
             else:
                 outcome.finish = FinishReason.CANCELLED
+            if prefill and outcome.metrics is not None:
+                outcome.metrics = replace(outcome.metrics, generated_tokens=0)
+                outcome.last_delta, outcome.first_token_ms = "", None
             outcome.ended = True
             self.counters.finished(outcome.metrics, cancelled=outcome.finish is FinishReason.CANCELLED)
             total_ms = (time.perf_counter() - arrival) * 1000
@@ -214,7 +196,7 @@ class InferenceServicer:
                     outcome.metrics, fitted.truncated_tokens, outcome.first_token_ms, total_ms, clamped_to
                 ),
             )
-            status = _final_status(live, outcome)
+            status = final_status(live, outcome)
             if status is not None:
                 context.set_code(status[0])
                 context.set_details(status[1])
@@ -233,14 +215,14 @@ class InferenceServicer:
         live: LiveRequest,
         engine_request: Request,
         arrival: float,
-        outcome: _Outcome,
+        outcome: CallOutcome,
     ) -> AsyncIterator[str]:
         """The request's text deltas from the engine; the finished output's facts go into `outcome`."""
         outputs = served.backend.generate(engine_request)
         try:
             async with contextlib.aclosing(outputs):
                 async for output in outputs:
-                    if output.token_ids:
+                    if output.token_ids and engine_request.kind is not RequestKind.PREFILL:
                         self.counters.tokens_generated(len(output.token_ids))
                         if outcome.first_token_ms is None:
                             outcome.first_token_ms = (time.perf_counter() - arrival) * 1000
@@ -250,7 +232,7 @@ class InferenceServicer:
                         return
                     if live.stop_status is not None:  # stopped before the engine knew the request
                         served.backend.abort(engine_request.request_id)
-                    if output.delta:
+                    if output.delta and engine_request.kind is not RequestKind.PREFILL:
                         yield output.delta
         except EngineError as raised:  # refused when submitted (bad values, queue full)
             outcome.finish, outcome.failure = FinishReason.ERROR, raised

@@ -142,18 +142,7 @@ class CompletionService:
         number: int,
     ) -> CompletionOutcome:
         await asyncio.sleep(self.debounce.delay_ms(query.uri) / 1000.0)
-        budgets = fit_budgets(settings, self._context_length())
-        snippets = await self._snippets_for(query, budgets.context)
-        request = complete_request(
-            session_id=query.uri,
-            text=query.text,
-            offset=query.offset,
-            path=query.path,
-            language=query.language,
-            snippets=snippets,
-            settings=settings,
-            budgets=budgets,
-        )
+        request, snippets = await self._request_for(query, settings)
         # Debounce waits and retrieval times differ, so a document's requests can get here out of order;
         # an older one must not reach the daemon after a newer one, which it would then supersede.
         if self._sent.get(query.uri, 0) > number:
@@ -192,6 +181,39 @@ class CompletionService:
             return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets)
         self.cache.remember(query.uri, context.prefix, context.suffix, verdict.text)
         return CompletionOutcome(verdict.text, None, False, latency, daemon_ms, figures, snippets)
+
+    async def prefill_request(self, query: CompletionQuery) -> pb.CompleteRequest | None:
+        """The request a completion at ``query``'s cursor would send now (same snippets, budgets and
+        window, so the daemon's prompt is byte-identical), or None where no completion would ask the
+        daemon (suggestions off or suppressed there, or already cached)."""
+        settings = self._settings()
+        context = await asyncio.to_thread(
+            self.trees.cursor_context, query.uri, query.text, query.offset, query.language
+        )
+        if suppression_reason(context, settings, deleted=False) is not None:
+            return None
+        if self.cache.lookup(query.uri, context.prefix, context.suffix) is not None:
+            return None
+        request, _ = await self._request_for(query, settings)
+        return request
+
+    async def _request_for(
+        self, query: CompletionQuery, settings: CompletionSettings
+    ) -> tuple[pb.CompleteRequest, list[Snippet]]:
+        """The daemon request of a completion at ``query``'s cursor, and the snippets it carries."""
+        budgets = fit_budgets(settings, self._context_length())
+        snippets = await self._snippets_for(query, budgets.context)
+        request = complete_request(
+            session_id=query.uri,
+            text=query.text,
+            offset=query.offset,
+            path=query.path,
+            language=query.language,
+            snippets=snippets,
+            settings=settings,
+            budgets=budgets,
+        )
+        return request, snippets
 
     async def _stream_text(
         self, request: pb.CompleteRequest, context: CursorContext, timeout_s: float

@@ -33,7 +33,9 @@ def setup(server: CodedraftServer) -> None:
             return []
         actions: list[types.CodeAction] = []
         span = params.range
-        if (span.start.line, span.start.character) != (span.end.line, span.end.character):
+        if (span.start.line, span.start.character) == (span.end.line, span.end.character):
+            ls.prefill.moved(uri, span.start)  # editors ask for code actions where the cursor rests
+        else:
             target = {"uri": uri, "range": _LSP_JSON.unstructure(span)}
             actions.append(
                 types.CodeAction(

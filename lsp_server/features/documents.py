@@ -32,6 +32,8 @@ def setup(server: CodedraftServer) -> None:
     async def did_open(ls: CodedraftServer, params: types.DidOpenTextDocumentParams) -> None:
         ls.deleted[params.text_document.uri] = False
         sync_buffer_later(ls, params.text_document.uri)
+        # Where the cursor is, the notification codedraft/cursor says; until then, the start.
+        ls.prefill.moved(params.text_document.uri, types.Position(line=0, character=0))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: CodedraftServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -40,6 +42,7 @@ def setup(server: CodedraftServer) -> None:
             _is_deletion(change) for change in params.content_changes
         )
         ls.completions.debounce.edited(uri)
+        ls.prefill.edited(uri)
         sync_buffer_later(ls, uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -47,6 +50,7 @@ def setup(server: CodedraftServer) -> None:
         uri = params.text_document.uri
         ls.deleted.pop(uri, None)
         ls.completions.forget(uri)
+        ls.prefill.forget(uri)
         if (handle := pending.pop(uri, None)) is not None:
             handle.cancel()
         if ls.index is not None:

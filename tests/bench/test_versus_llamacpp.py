@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 
 import pytest
+from torch import nn
 
 from bench import llamacpp_runner
+from bench.codedraft_runner import with_weights
 from bench.llamacpp_runner import LlamaCppUnavailable, Timed, ensure_llama_cpp
 from bench.versus_llamacpp import Pair, _agreement
+from inference.layers.linear import Float16Linear
+from inference.loading import load_model
+from tests.fixtures.tiny_models import make_tiny_checkpoint
 
 
 def test_ratio_rows_say_which_side_wins() -> None:
@@ -25,6 +31,18 @@ def test_agreement_counts_up_to_the_first_difference() -> None:
 def test_decode_rate_leaves_out_the_first_token() -> None:
     assert Timed([1, 2, 3], first_token_s=1.0, total_s=2.0, evaluated=3).decode_tokens_per_s == 2.0
     assert Timed([1], first_token_s=1.0, total_s=1.0, evaluated=3).decode_tokens_per_s == 0.0
+    cpu = Timed([1, 2, 3], 1.0, 9.0, 3, first_token_cpu_s=0.5, total_cpu_s=1.0)
+    assert cpu.decode_tokens_per_cpu_s == 4.0
+
+
+def test_each_weight_form_serves_a_packed_copy(tmp_path: Path) -> None:
+    loaded = load_model(make_tiny_checkpoint(tmp_path / "tiny", "llama"), device="cpu")
+    plain = with_weights(loaded, "checkpoint")
+    half = with_weights(loaded, "float16")
+    assert (plain.weights, half.weights) == (None, "float16")
+    assert plain.model is not loaded.model and isinstance(plain.model.lm_head, nn.Linear)
+    assert isinstance(half.model.lm_head, Float16Linear)
+    assert isinstance(loaded.model.lm_head, nn.Linear)  # the original is left as loaded
 
 
 def test_a_missing_llama_cpp_is_named_with_its_pinned_requirement(monkeypatch: pytest.MonkeyPatch) -> None:

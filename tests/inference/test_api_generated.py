@@ -31,6 +31,7 @@ def test_service_has_the_contracted_methods() -> None:
     assert streaming == {
         "Complete": True,
         "Generate": True,
+        "Prefill": False,
         "Cancel": False,
         "GetModelInfo": False,
         "GetStats": False,

@@ -7,6 +7,7 @@ import { type LanguageClient, State } from 'vscode-languageclient/node';
 
 import { createLanguageClient } from './client';
 import { readClientSettings, SECTION } from './configuration';
+import { CursorNotifier } from './cursorNotifications';
 import { isStatusParams, isStreamTextParams, STATUS_NOTIFICATION, STREAM_TEXT_NOTIFICATION } from './protocol';
 import { describeCommand, findExecutable, resolveServerCommand } from './serverCommand';
 import { ServerCommands } from './serverCommands';
@@ -20,6 +21,12 @@ const RUNNING_CONTEXT = 'codedraft.serverRunning';
 export class CodedraftServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly log: vscode.LogOutputChannel;
+  private readonly cursor = new CursorNotifier((method, params) => {
+    if (this.isRunning) {
+      void this.client?.sendNotification(method, params);
+    }
+  });
+  private readonly cursorEvents: vscode.Disposable[];
 
   constructor(
     private readonly statusBar: StatusBar,
@@ -27,6 +34,18 @@ export class CodedraftServer implements vscode.Disposable {
     private readonly generated: vscode.OutputChannel,
   ) {
     this.log = vscode.window.createOutputChannel('codedraft language server', { log: true });
+    this.cursorEvents = [
+      vscode.window.onDidChangeTextEditorSelection((event) => {
+        const document = event.textEditor.document;
+        this.cursor.selectionChanged(document.uri.toString(), document.uri.scheme, event.selections[0].active);
+      }),
+      vscode.window.onDidChangeActiveTextEditor((editor) => {
+        if (editor !== undefined) {
+          const document = editor.document;
+          this.cursor.editorActivated(document.uri.toString(), document.uri.scheme, editor.selection.active);
+        }
+      }),
+    ];
   }
 
   get languageClient(): LanguageClient | undefined {
@@ -83,6 +102,12 @@ export class CodedraftServer implements vscode.Disposable {
     this.log.appendLine(`Starting: ${describeCommand(commandLine)}`);
     try {
       await client.start();
+      const editor = vscode.window.activeTextEditor;
+      if (editor !== undefined && client === this.client) {
+        this.cursor.forget();
+        const document = editor.document;
+        this.cursor.editorActivated(document.uri.toString(), document.uri.scheme, editor.selection.active);
+      }
     } catch (error) {
       if (client === this.client) {
         this.statusBar.setPhase('stopped');
@@ -106,6 +131,10 @@ export class CodedraftServer implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.cursor.cancel();
+    for (const subscription of this.cursorEvents) {
+      subscription.dispose();
+    }
     void this.stop();
     this.log.dispose();
   }

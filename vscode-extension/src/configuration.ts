@@ -19,6 +19,7 @@ export interface ServerSettings {
     contextBudgetTokens: number;
     debounceMs: number;
     timeoutMs: number;
+    prefill: boolean;
   };
   agent: { checkCommand: string; stepLimit: number };
 }
@@ -45,6 +46,7 @@ export const DEFAULTS = {
   'completion.contextBudgetTokens': 1024,
   'completion.debounceMs': 75,
   'completion.timeoutMs': 5000,
+  'completion.prefill': true,
   'agent.checkCommand': '',
   'agent.stepLimit': 4,
   'server.command': ['codedraft', 'lsp'],
@@ -76,6 +78,7 @@ function readStringList(config: SettingsReader, key: Key): string[] {
 
 export function readServerSettings(config: SettingsReader): ServerSettings {
   const enabled = config.get<unknown>('completion.enabled');
+  const prefill = config.get<unknown>('completion.prefill');
   return {
     daemon: {
       address: readString(config, 'daemon.address'),
@@ -91,6 +94,7 @@ export function readServerSettings(config: SettingsReader): ServerSettings {
       contextBudgetTokens: readCount(config, 'completion.contextBudgetTokens'),
       debounceMs: readCount(config, 'completion.debounceMs'),
       timeoutMs: readCount(config, 'completion.timeoutMs'),
+      prefill: typeof prefill === 'boolean' ? prefill : DEFAULTS['completion.prefill'],
     },
     agent: {
       checkCommand: readString(config, 'agent.checkCommand'),

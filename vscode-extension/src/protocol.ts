@@ -5,6 +5,8 @@
 
 export const STATUS_NOTIFICATION = 'codedraft/status';
 export const STREAM_TEXT_NOTIFICATION = 'codedraft/streamText';
+/** Client to server: where the cursor rests, so the server can compute the prompt there early. */
+export const CURSOR_NOTIFICATION = 'codedraft/cursor';
 export const EXECUTE_COMMAND_REQUEST = 'workspace/executeCommand';
 
 /** Commands the server lists in `executeCommandProvider`; the language client registers them. */
@@ -51,6 +53,12 @@ export interface StreamTextParams {
 export interface WirePosition {
   line: number;
   character: number;
+}
+
+/** Parameters of `codedraft/cursor`. */
+export interface CursorParams {
+  textDocument: { uri: string };
+  position: WirePosition;
 }
 
 export interface WireRange {

@@ -24,7 +24,7 @@ describe('server settings', () => {
   it('maps defaults to the nested camelCase initializationOptions', () => {
     assert.deepEqual(readServerSettings(reader({})), {
       daemon: { address: '', model: '', draftModel: '', device: 'auto', tlsCa: '' },
-      completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75, timeoutMs: 5000 },
+      completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75, timeoutMs: 5000, prefill: true },
       agent: { checkCommand: '', stepLimit: 4 },
     });
   });
@@ -43,6 +43,7 @@ describe('server settings', () => {
         'completion.contextBudgetTokens': 2048,
         'completion.debounceMs': 10,
         'completion.timeoutMs': 60000,
+        'completion.prefill': false,
         'agent.checkCommand': 'pytest -x -q',
         'agent.stepLimit': 6,
         'server.command': ['ignored'],
@@ -63,6 +64,7 @@ describe('server settings', () => {
         contextBudgetTokens: 2048,
         debounceMs: 10,
         timeoutMs: 60000,
+        prefill: false,
       },
       agent: { checkCommand: 'pytest -x -q', stepLimit: 6 },
     });
@@ -77,6 +79,7 @@ describe('server settings', () => {
         'completion.contextBudgetTokens': 1.5,
         'agent.stepLimit': 0,
         'completion.enabled': 'yes',
+        'completion.prefill': 'no',
         'completion.enabledLanguages': ['python', 3],
         'daemon.device': '',
       }),
@@ -87,6 +90,7 @@ describe('server settings', () => {
     assert.equal(settings.completion.contextBudgetTokens, 1024);
     assert.equal(settings.agent.stepLimit, 4);
     assert.equal(settings.completion.enabled, true);
+    assert.equal(settings.completion.prefill, true);
     assert.deepEqual(settings.completion.enabledLanguages, ['*']);
     assert.equal(settings.daemon.device, 'auto');
   });

@@ -15,7 +15,10 @@ SOURCE = "def area(r):\n    result = pi * r * r\n    return result\n"
 async def test_the_fix_is_computed_on_resolve(tmp_path: Path, scripted_daemon: str) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    async with running_lsp(workspace, tmp_path, daemon_address=scripted_daemon) as client:
+    no_prefill = {"completion": {"prefill": False}}  # the test counts the daemon's requests
+    async with running_lsp(
+        workspace, tmp_path, daemon_address=scripted_daemon, settings=no_prefill
+    ) as client:
         uri = open_document(client, workspace / "geometry.py", SOURCE)
         diagnostic = types.Diagnostic(
             range=types.Range(

@@ -36,7 +36,8 @@ async def test_a_daemon_that_dies_mid_stream_is_survived_and_reconnected(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     socket = tmp_path / "run4" / "d.sock"
-    settings = {"completion": {"maxTokens": 6000, "timeoutMs": 120000}}
+    # No prefill (didOpen's, at the document's start): the test waits for the completion's activity.
+    settings = {"completion": {"maxTokens": 6000, "timeoutMs": 120000, "prefill": False}}
     with running_daemon(looping_model, socket, tmp_path / "daemon.log") as daemon:
         async with running_lsp(
             workspace, tmp_path, daemon_address=daemon.address, settings=settings

@@ -47,7 +47,10 @@ async def test_typing_through_the_suggestion_needs_no_model_call(
 ) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    async with running_lsp(workspace, tmp_path, daemon_address=scripted_daemon) as client:
+    no_prefill = {"completion": {"prefill": False}}  # the test counts the daemon's requests
+    async with running_lsp(
+        workspace, tmp_path, daemon_address=scripted_daemon, settings=no_prefill
+    ) as client:
         uri = open_document(client, workspace / "calc.py", SOURCE)
         first = await client.text_document_inline_completion_async(inline_params(uri, 2, 4))
         assert [i.insert_text for i in first.items] == ["return total"]
@@ -88,7 +91,8 @@ async def test_deleting_asks_for_nothing(tmp_path: Path, scripted_daemon: str) -
 async def test_cancel_request_stops_the_daemon(tmp_path: Path, looping_model: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    settings = {"completion": {"maxTokens": 6000, "timeoutMs": 120000}}
+    # No prefill (didOpen's, at the document's start): the test waits for the completion's activity.
+    settings = {"completion": {"maxTokens": 6000, "timeoutMs": 120000, "prefill": False}}
     with running_daemon(looping_model, tmp_path / "run2" / "d.sock", tmp_path / "daemon.log") as daemon:
         address = daemon.address
         async with running_lsp(workspace, tmp_path, daemon_address=address, settings=settings) as client:
@@ -113,7 +117,8 @@ async def test_cancel_request_stops_the_daemon(tmp_path: Path, looping_model: Pa
 async def test_a_newer_request_cancels_the_older_in_the_daemon(tmp_path: Path, looping_model: Path) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    settings = {"completion": {"maxTokens": 6000, "timeoutMs": 120000}}
+    # No prefill (didOpen's, at the document's start): the test waits for the completion's activity.
+    settings = {"completion": {"maxTokens": 6000, "timeoutMs": 120000, "prefill": False}}
     with running_daemon(looping_model, tmp_path / "run3" / "d.sock", tmp_path / "daemon.log") as daemon:
         address = daemon.address
         async with running_lsp(workspace, tmp_path, daemon_address=address, settings=settings) as client:

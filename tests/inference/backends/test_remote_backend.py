@@ -72,6 +72,19 @@ async def test_a_completion_through_the_remote_engine_equals_the_engines_own(
     assert info.fim_template == "codedraft" and info.model.context_length == 512
 
 
+async def test_prefill_is_skipped_in_front_of_a_remote_engine(
+    faced: FacedDaemon, tiny_model_dir: Path, short_dir: Path
+) -> None:
+    front = await start_remote_daemon(_settings(faced, tiny_model_dir), short_dir)
+    try:
+        reply = await front.client.prefill(COMPLETION)
+    finally:
+        await _close(front)
+    # The engine could not pre-empt it for a completion: nothing reaches it.
+    assert not reply.prefilled and "remote engine" in reply.skipped
+    assert (await faced.client.stats()).requests_total == 0
+
+
 async def test_the_tokenizer_may_come_from_the_engines_gguf_file(
     faced: FacedDaemon, tiny_model_dir: Path, short_dir: Path, tmp_path: Path
 ) -> None:

@@ -69,3 +69,22 @@ def test_preemption_victim_is_lowest_priority_latest() -> None:
     scheduler.preempt(b)
     assert b.num_computed == 0 and b.metrics.preemptions == 1 and b in scheduler.waiting
     assert scheduler.preemption_victim() is c
+
+
+def test_running_prefills_never_keep_a_completion_out() -> None:
+    scheduler = Scheduler(EngineConfig(max_running=2))
+    warm_a, warm_b = _seq("warm-a", 0, 10, RequestKind.PREFILL), _seq("warm-b", 1, 10, RequestKind.PREFILL)
+    for seq in (warm_a, warm_b):
+        scheduler.add(seq)
+        scheduler.start(seq)
+    comp, gen = _seq("comp", 2, 10), _seq("gen", 3, 10, RequestKind.GENERATION)
+    later = _seq("warm-c", 4, 10, RequestKind.PREFILL)
+    for seq in (later, gen, comp):
+        scheduler.add(seq)
+    # The running limit counts the others only; a prefill waits for room below the limit.
+    assert [s.request_id for s in scheduler.admission_order()] == ["comp", "gen"]
+    scheduler.start(comp)
+    scheduler.start(gen)
+    assert scheduler.admission_order() == []
+    # While the others run (the generation waits for the completion's prompt), prefills get no work.
+    assert [w.seq.request_id for w in scheduler.schedule()] == ["comp"]

@@ -97,7 +97,7 @@ def engine_reference(
     model_dir: Path, prompt_ids: list[int], sampling: SamplingParams
 ) -> tuple[str, RequestOutput]:
     """The text and last output of the engine run directly on `prompt_ids` (no daemon, no gRPC)."""
-    loaded = load_model(model_dir, "cpu")
+    loaded = load_model(model_dir, "cpu", weights="auto")  # the weight form the daemon serves
     engine = LLMEngine.from_loaded(loaded, EngineConfig(num_kv_blocks=SMALL_POOL_BLOCKS))
     engine.add_request(Request("reference", prompt_token_ids=prompt_ids, sampling=sampling))
     pieces: list[str] = []

@@ -42,7 +42,7 @@ def _family_checkpoint(directory: Path, family: str) -> Path:
 
 def _engine_text(model_dir: Path, prompt: str, stops: tuple[str, ...] = (), heal: bool = True) -> str:
     """The completion the engine gives for the prompt text run directly (no daemon, no gRPC)."""
-    loaded = load_model(model_dir, "cpu")
+    loaded = load_model(model_dir, "cpu", weights="auto")  # the weight form the daemon serves
     ids = loaded.tokenizer.encode(prompt)
     healed = heal_prompt(loaded.tokenizer, ids) if heal else None
     sampling = SamplingParams(

