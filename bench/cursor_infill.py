@@ -1,18 +1,20 @@
 """Any model on single-line infilling at realistic cursors: ``codedraft bench model --model PATH``.
 
-Cases come from held-out files (the training recipe's path-hash split) of two corpora: the standard
-library, and the Python source of numpy, a dependency of codedraft and so present wherever it is
-installed, and not the standard library. A case hides the rest of one line of a function body, with
-the cursor where an editor user has it: after the line's indentation, or inside an identifier
-(half-typed), or at the start of a blank line. The prompt goes through the daemon's own request path
-(`prepare_complete`: the model's FIM layout or its prefix-only prompt and suffix stop, truncation,
-token healing) and the engine, greedy, stopping at the end of the line.
+The cases (cursors in held-out files of the standard library and of numpy) are drawn in
+``bench/cursor_cases.py``. Each is asked as the editor would ask it, through the product's code paths:
+the language server's request (``lsp_server.completion.request``: the document window that its default
+budgets allow in the model's context, the path, the default settings; no retrieved snippets, as the
+bench has no index of the corpus), the daemon's request path (``prepare_complete``: the model's FIM
+layout or its prefix-only prompt and suffix stop, truncation, token healing) and the engine, greedy,
+stopping at the end of the first line (greedy, so the same first line as the whole suggestion). The
+line then goes through the language server's post-processing: the score is what the user is shown.
+Where the server asks nothing (the cursor in a comment) or post-processing drops the suggestion, the
+user is shown nothing, scored as an empty line.
 
-Scored: exact match of the completion's first line with the hidden rest of the line, and the share
-of completions after which the file parses as it did before (tree-sitter), with token healing on and
-off, next to two baselines: an empty completion and a copy of the line above. Prompts are cut to
-``--context-tokens`` around the cursor (whole lines) so a 135M model runs 100 cases of both corpora on
-two CPU cores in a few minutes.
+Scored: exact match of the shown first line with the hidden rest of the line (also before
+post-processing), and the share of suggestions after which the file parses as it did before
+(tree-sitter), with token healing on and off, next to two baselines: an empty completion and a copy
+of the line above. Both variants see the same cases; the second reuses the first's cached prompt.
 """
 
 from __future__ import annotations
@@ -20,73 +22,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import random
-import re
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.cursor_cases import CORPORA, CursorCase, corpus_cases
+from bench.infill_tally import MODES, InfillTally
 from codedraft.errors import CommandError
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
-_HELD_OUT_PERCENT = 3
-CORPORA = ("stdlib", "numpy")
 
-
-@dataclass(frozen=True)
-class CursorCase:
-    """``prefix + middle + suffix`` is the file; the cursor is at the end of ``prefix``."""
-
-    path: str
-    prefix: str
-    middle: str
-    suffix: str
-    line: str
-    line_above: str
-    kind: str  # "indent", "identifier" or "blank"
-
-
-def cursor_cases(files: list[Any], count: int, seed: int) -> list[CursorCase]:
-    """Cases on random function-body lines, the cursor placed as described in the module docstring."""
-    from training.infill_cases import function_line_cases
-
-    rng = random.Random(seed)
-    cases = []
-    for case in function_line_cases(files, count, seed):
-        line = case.middle
-        indent = len(line) - len(line.lstrip())
-        names = [m for m in _IDENTIFIER.finditer(line, indent)]
-        if not line.strip():
-            cut, kind = 0, "blank"
-        elif names and rng.random() < 0.5:
-            name = rng.choice(names)
-            cut, kind = rng.randint(name.start() + 1, name.end() - 1), "identifier"
-        else:
-            cut, kind = indent, "indent"
-        cases.append(
-            CursorCase(
-                case.path,
-                case.prefix + line[:cut],
-                line[cut:],
-                case.suffix,
-                line,
-                case.line_above,
-                kind,
-            )
-        )
-    return cases
-
-
-def _corpus_root(name: str) -> Path:
-    from training.corpus import stdlib_root
-
-    if name == "stdlib":
-        return stdlib_root()
-    import numpy
-
-    return Path(numpy.__file__).parent
+def _write(path: Path | None, figures: dict[str, Any]) -> None:
+    if path is not None:
+        path.write_text(json.dumps(figures, indent=2) + "\n")
 
 
 async def _complete(served: Any, request: Any, request_id: str) -> tuple[str, Any]:
@@ -110,67 +59,84 @@ async def _complete(served: Any, request: Any, request_id: str) -> tuple[str, An
     return "".join(pieces), last
 
 
-async def _score(
-    served: Any, cases: list[CursorCase], args: argparse.Namespace, corpus: str
-) -> dict[str, Any]:
-    from inference.api.codedraft.v1 import inference_pb2 as pb
-    from training.infill_cases import parses_cleanly, truncate_around
+def _budgets(served: Any, settings: Any, context_tokens: int) -> Any:
+    """The language server's budgets for this model, or ``context_tokens`` split 3:1 (no snippets)."""
+    from lsp_server.completion.budgets import PromptBudgets, fit_budgets
 
-    tokenizer = served.tokenizer
-    exact = {"healing": 0, "no_healing": 0, "empty": 0, "above": 0}
-    valid = dict.fromkeys(exact, 0)
-    by_kind: dict[str, list[int]] = {}
-    first_token_s = {"healing": 0.0, "no_healing": 0.0}
+    if context_tokens <= 0:
+        return fit_budgets(settings, served.context_length)
+    return PromptBudgets(prefix=context_tokens * 3 // 4, suffix=context_tokens // 4, context=0)
+
+
+async def _suggest(served: Any, request: Any, mode: str, request_id: str) -> tuple[str, Any]:
+    """The first line of the model's suggestion (before post-processing) and the final output."""
+    from inference.api.codedraft.v1 import inference_pb2 as pb
+
+    request.sampling.stop.append("\n")  # the first line is all that is scored
+    request.speculation = pb.SPECULATION_MODE_OFF  # greedy output is the same with speculation
+    request.token_healing = mode == "healing"
+    text, last = await _complete(served, request, request_id)
+    return text.split("\n", 1)[0], last
+
+
+async def _score(
+    served: Any,
+    cases: list[CursorCase],
+    args: argparse.Namespace,
+    corpus: str,
+    progress: Callable[[InfillTally], None],
+) -> InfillTally:
+    from lsp_server.completion.postprocess.context import CursorContext
+    from lsp_server.completion.postprocess.pipeline import postprocess
+    from lsp_server.completion.request import complete_request
+    from lsp_server.completion.trigger import suppression_reason
+    from lsp_server.config import CompletionSettings
+    from training.infill_cases import parses_cleanly
+
+    settings = CompletionSettings()
+    budgets = _budgets(served, settings, args.context_tokens)
+    tally = InfillTally()
     for index, case in enumerate(cases):
-        prefix, suffix = truncate_around(
-            case.prefix, case.suffix, lambda s: len(tokenizer.encode(s)), args.context_tokens
-        )
-        before = parses_cleanly(case.prefix + case.middle + case.suffix)
-        guesses: dict[str, str | None] = {
-            "empty": "",
-            "above": case.line_above[len(case.line) - len(case.middle) :],
-        }
-        if not case.line_above.startswith(case.line[: len(case.line) - len(case.middle)]):
-            guesses["above"] = None  # the line above does not even share the typed part
+        context = CursorContext(case.prefix, case.suffix, "python")
+        typed = case.line[: len(case.line) - len(case.middle)]
+        shown: dict[str, str | None] = {"empty": "", "above": case.line_above[len(typed) :]}
+        if not case.line_above.startswith(typed):
+            shown["above"] = None  # the line above does not even share the typed part
+        asked = suppression_reason(context, settings) is None
+        raw = dict.fromkeys(MODES, "")
         # Alternate which mode runs first: the second reuses the first's cached prompt blocks.
-        for mode in ("healing", "no_healing")[:: 1 if index % 2 == 0 else -1]:
-            request = pb.CompleteRequest(
-                prefix=prefix,
-                suffix=suffix,
+        for mode in MODES[:: 1 if index % 2 == 0 else -1] if asked else ():
+            request = complete_request(
+                session_id=f"{corpus}-{index}",
+                text=case.prefix + case.suffix,
+                offset=len(case.prefix),
                 path=case.path,
-                sampling=pb.SamplingParams(max_tokens=args.max_new_tokens, stop=["\n"]),
-                speculation=pb.SPECULATION_MODE_OFF,
-                token_healing=mode == "healing",
+                language="python",
+                snippets=(),
+                settings=settings,
+                budgets=budgets,
             )
-            text, last = await _complete(served, request, f"{corpus}-{index}-{mode}")
-            guesses[mode] = text.split("\n", 1)[0]
-            if last is not None and last.metrics.time_to_first_token is not None:
-                first_token_s[mode] += last.metrics.time_to_first_token
-        for name, guess in guesses.items():
-            hit = guess is not None and guess.rstrip() == case.middle.rstrip()
-            exact[name] += hit
-            valid[name] += guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
-            if name == "healing":
-                by_kind.setdefault(case.kind, []).append(int(hit))
+            request.sampling.max_tokens = args.max_new_tokens
+            raw[mode], last = await _suggest(served, request, mode, f"{corpus}-{index}-{mode}")
+            tally.first_token_s[mode] += last.metrics.time_to_first_token or 0.0
+            tally.prompt_tokens += last.metrics.prompt_tokens if mode == "healing" else 0
+        for mode in MODES:
+            shown[mode] = (postprocess(context, raw[mode]).text or "") if raw[mode] else ""
+        before = parses_cleanly(case.prefix + case.middle + case.suffix)
+        parses = {
+            name: guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
+            for name, guess in shown.items()
+        }
+        tally.add(case, shown, raw, parses, asked)
         if (index + 1) % 10 == 0:
+            progress(tally)
             print(
-                f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing {exact['healing']}, "
-                f"without {exact['no_healing']}",
+                f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing {tally.exact['healing']}, "
+                f"without {tally.exact['no_healing']}",
                 file=sys.stderr,
                 flush=True,
             )
-    n = len(cases)
-    rate = lambda hits: round(hits / n, 4) if n else float("nan")  # noqa: E731
-    return {
-        "cases": n,
-        "cursor_kinds": {kind: len(hits) for kind, hits in sorted(by_kind.items())},
-        "exact_match": {name: rate(hits) for name, hits in exact.items()},
-        "exact_match_healing_by_kind": {
-            kind: round(sum(hits) / len(hits), 4) for kind, hits in sorted(by_kind.items())
-        },
-        "parses": {name: rate(hits) for name, hits in valid.items()},
-        "mean_first_token_ms": {m: round(s / n * 1000, 1) if n else None for m, s in first_token_s.items()},
-    }
+    return tally
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -184,7 +150,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--corpora", default=",".join(CORPORA), help=f"comma-separated, of {', '.join(CORPORA)}"
     )
-    parser.add_argument("--context-tokens", type=int, default=768, help="prompt text kept around the cursor")
+    parser.add_argument(
+        "--context-tokens",
+        type=int,
+        default=0,
+        help="document tokens around the cursor (default 0: the language server's budgets for the model)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=32, help="per completion")
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
@@ -209,7 +180,7 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     from inference.server.model_loader import ModelLoadFailed, ServeSettings, load_served_model
 
     try:  # the training package comes with a source checkout
-        from training.corpus import collect_files, split_files
+        import training.corpus  # noqa: F401
     except ImportError as exc:
         raise CommandError(f"bench model runs from a source checkout: {exc}") from exc
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
@@ -232,9 +203,14 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     async def run_all() -> None:
         try:
             for corpus in corpora:
-                _, held = split_files(collect_files(_corpus_root(corpus)), _HELD_OUT_PERCENT)
-                cases = cursor_cases(held, args.cases, args.seed)
-                figures[corpus] = {"held_out_files": len(held), **await _score(served, cases, args, corpus)}
+                held, cases = corpus_cases(corpus, args.cases, args.seed)
+
+                def progress(tally: InfillTally, held: int = held, corpus: str = corpus) -> None:
+                    figures[corpus] = {"held_out_files": held, "partial": True, **tally.figures()}
+                    _write(args.json, figures)
+
+                tally = await _score(served, cases, args, corpus, progress)
+                figures[corpus] = {"held_out_files": held, **tally.figures()}
         finally:
             await served.backend.close()
 
@@ -243,11 +219,17 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
+def _window(context_tokens: int) -> str:
+    if context_tokens > 0:
+        return f"{context_tokens} document tokens around the cursor"
+    return "the language server's window"
+
+
 def report(figures: dict[str, Any]) -> str:
     """The table the README and the model card show."""
     lines = [
         f"single-line infilling at realistic cursors, {figures['model']} "
-        f"({figures['fim_template']} prompt, {figures['context_tokens']} tokens around the cursor)",
+        f"({figures['fim_template']} prompt, {_window(figures['context_tokens'])})",
         "corpus   cases  exact: healing  no healing  empty  line above | parses: healing  no healing  empty",
     ]
     for corpus in CORPORA:
@@ -264,10 +246,12 @@ def report(figures: dict[str, Any]) -> str:
             f"{kind} {f['exact_match_healing_by_kind'][kind]:.0%} of {count}"
             for kind, count in f["cursor_kinds"].items()
         )
-        first = f["mean_first_token_ms"]
+        first, raw = f["mean_first_token_ms"], f["exact_match_before_postprocessing"]
         lines.append(
-            f"         with healing by cursor: {kinds}; first token {first['healing']} ms "
-            f"(no healing {first['no_healing']} ms)"
+            f"         with healing by cursor: {kinds}; before post-processing: healing "
+            f"{raw['healing']:.1%}, no healing {raw['no_healing']:.1%}; not asked (in a comment): "
+            f"{f['not_asked']}; prompt {f['mean_prompt_tokens']} tokens, first token "
+            f"{first['healing']} ms (no healing {first['no_healing']} ms)"
         )
     lines.append(f"({figures['seconds']} s)")
     return "\n".join(lines)
@@ -280,6 +264,5 @@ def main(argv: list[str]) -> int:
         raise CommandError(f"--model {args.model}: no such file or folder")
     figures = evaluate(args)
     print(report(figures))
-    if args.json is not None:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    _write(args.json, figures)
     return 0

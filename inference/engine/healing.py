@@ -20,9 +20,18 @@ import torch
 from inference.engine.text_stream import IncrementalDecoding
 from inference.prompts.vocabulary import VocabularyIndex
 
+# Blanks the user typed up to the cursor (a line's indentation, the space after `x =`) end there: a
+# suggestion that adds more would put its line at another indentation than the one the user chose
+# (the editor's post-processing would then strip them, leaving a line planned for another block).
+BLANKS = b" \t"
+
 
 class HealingConstraint:
     """Which tokens may come next while the output has not yet reproduced `removed`.
+
+    When `removed` ends with a blank, the byte right after it may not be another blank (see BLANKS):
+    the constraint then also bars tokens that go on with a blank past the removed text, and holds for
+    one more token when the output ends exactly where the removed text does.
 
     Stateless over the output: what is left is recomputed from the output tokens, so a preempted and
     readmitted request, or a rolled-back speculative round, needs no bookkeeping here.
@@ -31,31 +40,52 @@ class HealingConstraint:
     def __init__(self, index: VocabularyIndex, removed: bytes) -> None:
         self.index = index
         self.removed = removed
+        self.not_then = BLANKS if removed[-1:] and removed[-1:] in BLANKS else b""
+        self._barred_at_end: torch.Tensor | None = None
 
     def remaining(self, output_ids: Sequence[int]) -> bytes | None:
         """The bytes still to reproduce after `output_ids` (b"" when done, None when they disagree)."""
         return self.index.remaining_after(self.removed, list(output_ids[: len(self.removed)]))
 
+    def next_tokens(self, output_ids: Sequence[int]) -> tuple[torch.Tensor, bool] | None:
+        """After `output_ids`: (ids, True) when only these ids may come next, (ids, False) when these
+        may not, None when the next token is free."""
+        if len(output_ids) > len(self.removed):
+            return None  # every token holds a byte at least: the removed text is behind
+        left = self.remaining(output_ids)
+        if left:
+            return self.index.agreeing_ids(left, self.not_then), True
+        if left is None or not self.not_then or self.index.bytes_of(list(output_ids)) != self.removed:
+            return None
+        if self._barred_at_end is None:
+            self._barred_at_end = torch.cat([self.index.starting_with(bytes([b])) for b in self.not_then])
+        return self._barred_at_end, False
+
     def mask(
         self, logits: torch.Tensor, output_ids: Sequence[int], drafts: Sequence[int] = ()
     ) -> torch.Tensor:
         """`logits` (rows, V), row i masked for the output followed by drafts[:i]; unchanged rows
-        where nothing is left to reproduce (or where an earlier draft already disagreed: such a row
-        is never used, as the disagreeing draft is rejected)."""
+        where the next token is free (or where an earlier draft already disagreed: such a row is
+        never used, as the disagreeing draft is rejected)."""
         output = list(output_ids)
-        if len(output) >= len(self.removed) or self.remaining(output) == b"":
+        if len(output) > len(self.removed):
             return logits
-        masked = logits.clone()
+        masked: torch.Tensor | None = None
         for row in range(logits.shape[0]):
-            left = self.remaining([*output, *drafts[:row]])
-            if not left:
+            rule = self.next_tokens([*output, *drafts[:row]])
+            if rule is None:
                 break
-            allowed = self.index.agreeing_ids(left)
-            allowed = allowed[allowed < logits.shape[-1]]
-            keep = masked[row, allowed]
-            masked[row] = float("-inf")
-            masked[row, allowed] = keep
-        return masked
+            ids, allowed = rule
+            ids = ids[ids < logits.shape[-1]]
+            if masked is None:
+                masked = logits.clone()
+            if allowed:
+                keep = masked[row, ids]
+                masked[row] = float("-inf")
+                masked[row, ids] = keep
+            else:
+                masked[row, ids] = float("-inf")
+        return logits if masked is None else masked
 
 
 def constrained(

@@ -99,14 +99,22 @@ class VocabularyIndex:
         """The bytes the tokens stand for (special tokens contribute nothing)."""
         return b"".join(self.token_bytes[i] or b"" for i in token_ids if 0 <= i < self.size)
 
-    def agreeing_ids(self, remaining: bytes) -> torch.Tensor:
-        """Ids of the tokens that agree with `remaining` (see the module docstring), as a long tensor."""
+    def starting_with(self, prefix: bytes) -> torch.Tensor:
+        """Ids of the tokens whose bytes start with `prefix` (all text tokens for b""), a long tensor."""
         keys = self._sorted_keys
-        lo = bisect.bisect_left(keys, remaining)
-        # Keys starting with `remaining` sort together right after it; bisect to the end of that run.
-        upper = _successor(remaining)
+        lo = bisect.bisect_left(keys, prefix)
+        # Keys starting with `prefix` sort together right after it; bisect to the end of that run.
+        upper = _successor(prefix)
         hi = len(keys) if upper is None else bisect.bisect_left(keys, upper)
-        longer = self._sorted_ids[self._starts[lo] : self._starts[hi]]
+        return self._sorted_ids[self._starts[lo] : self._starts[hi]]
+
+    def agreeing_ids(self, remaining: bytes, not_then: bytes = b"") -> torch.Tensor:
+        """Ids of the tokens that agree with `remaining` (see the module docstring), as a long tensor;
+        without those that go on past it with one of the bytes of `not_then`."""
+        longer = self.starting_with(remaining)
+        if not_then:
+            barred = torch.cat([self.starting_with(remaining + bytes([b])) for b in not_then])
+            longer = longer[~torch.isin(longer, barred)]
         shorter = [i for n in range(1, len(remaining)) for i in self._by_bytes.get(remaining[:n], ())]
         if not shorter:
             return longer

@@ -25,9 +25,9 @@ from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.pipeline import postprocess
 from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
+from lsp_server.completion.request import complete_request
 from lsp_server.completion.suggestion_cache import SuggestionCache
 from lsp_server.completion.trigger import suppression_reason
-from lsp_server.completion.window import cursor_window
 from lsp_server.config import CompletionSettings
 from lsp_server.daemon import RequestRejected
 
@@ -48,13 +48,6 @@ FINAL_CHUNK_WAIT_S = 0.5
 
 Retrieve = Callable[[RetrievalQuery, int, float, threading.Event], Sequence[Snippet]]
 """Blocking retrieval: query, token budget, time budget (ms), cancel event."""
-
-_SPECULATION = {
-    "auto": pb.SPECULATION_MODE_AUTO,
-    "off": pb.SPECULATION_MODE_OFF,
-    "ngram": pb.SPECULATION_MODE_NGRAM,
-    "draft": pb.SPECULATION_MODE_DRAFT,
-}
 
 
 @dataclass(frozen=True)
@@ -210,25 +203,15 @@ class CompletionService:
         """The daemon request of a completion at ``query``'s cursor, and the snippets it carries."""
         budgets = fit_budgets(settings, self._context_length())
         snippets = await self._snippets_for(query, budgets.context)
-        window = cursor_window(query.text, query.offset, budgets.prefix, budgets.suffix)
-        request = pb.CompleteRequest(
+        request = complete_request(
             session_id=query.uri,
-            prefix=_valid_utf8(window.prefix),
-            suffix=_valid_utf8(window.suffix),
+            text=query.text,
+            offset=query.offset,
             path=query.path,
-            language=query.language or "",
-            snippets=[
-                pb.ContextSnippet(
-                    path=s.path,
-                    text=_valid_utf8(s.text),
-                    score=s.score,
-                    source="+".join(s.sources),
-                    start_line=s.start_line + 1,
-                )
-                for s in snippets
-            ],
-            sampling=pb.SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens),
-            speculation=_SPECULATION.get(settings.speculation, pb.SPECULATION_MODE_AUTO),
+            language=query.language,
+            snippets=snippets,
+            settings=settings,
+            budgets=budgets,
         )
         return request, snippets
 
@@ -296,11 +279,6 @@ async def _final_figures(stream: AsyncIterator[pb.CompleteChunk]) -> _Final:
     finally:
         await stream.aclose()  # type: ignore[attr-defined]
     return figures, time.monotonic()
-
-
-def _valid_utf8(text: str) -> str:
-    """``text`` with lone surrogates (which JSON can carry but UTF-8 cannot) replaced."""
-    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _ms_since(started: float) -> float:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import cursor_infill
+from bench import cursor_cases, cursor_infill
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 from training.corpus import SourceFile
 
@@ -26,7 +26,7 @@ def walk(top, names):
 
 
 def test_cursors_sit_after_the_indentation_inside_an_identifier_or_on_a_blank_line() -> None:
-    cases = cursor_infill.cursor_cases([SourceFile("walk.py", SOURCE)], 60, seed=1)
+    cases = cursor_cases.cursor_cases([SourceFile("walk.py", SOURCE)], 60, seed=1)
     assert {c.kind for c in cases} == {"indent", "identifier", "blank"}
     for case in cases:
         assert case.prefix + case.middle + case.suffix == SOURCE
@@ -53,7 +53,7 @@ def test_a_tiny_model_runs_through_the_daemon_request_path(
     assert cursor_infill.main([*argv, "--json", str(out)]) == 0
     figures = json.loads(out.read_text())
     assert figures["fim_template"] == "prefix-only"
-    for corpus in cursor_infill.CORPORA:
+    for corpus in cursor_cases.CORPORA:
         assert figures[corpus]["cases"] == 3
         assert set(figures[corpus]["exact_match"]) == {"healing", "no_healing", "empty", "above"}
     assert "line above" in capsys.readouterr().out

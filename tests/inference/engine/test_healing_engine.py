@@ -10,9 +10,11 @@ import pytest
 import torch
 
 from inference.config import SamplingParams, SpecMode
+from inference.engine.healing import HealingConstraint
 from inference.engine.sequence import Request
 from inference.loading import LoadedModel
 from inference.prompts.healing import HealedPrompt, heal_prompt
+from inference.prompts.vocabulary import vocabulary_index
 from tests.inference.engine.engine_helpers import make_engine, one_torch_thread, run_all, tiny_model
 
 transformers = pytest.importorskip("transformers")
@@ -54,17 +56,19 @@ def _request(healed: HealedPrompt, rid: str, spec: SpecMode = SpecMode.OFF, **sa
 def _brute_force_reference(path: Path, target: LoadedModel, healed: HealedPrompt, steps: int) -> list[int]:
     """Greedy decoding by transformers over the whole sequence at every step; while the removed text
     is not reproduced, the argmax is taken over the tokens whose decoded text, after the output so
-    far, agrees with it, found by decoding every token of the vocabulary."""
+    far, agrees with it, found by decoding every token of the vocabulary. When the removed text ends
+    with blanks, the character after it may not be one more blank."""
     model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     tokenizer = target.tokenizer
     removed = healed.removed_text
+    blank_end = removed.endswith((" ", "\t"))
     special = {tokenizer.token_id(t) for t in tokenizer.special_tokens}
     out: list[int] = []
     for _ in range(steps):
         with torch.no_grad():
             logits = model(torch.tensor([healed.token_ids + out])).logits[0, -1]
         done = tokenizer.decode(out)
-        if len(done) < len(removed):
+        if len(done) < len(removed) or (blank_end and done == removed):
             allowed = []
             for token in range(tokenizer.vocab_size):
                 text = tokenizer.decode([*out, token])
@@ -72,6 +76,7 @@ def _brute_force_reference(path: Path, target: LoadedModel, healed: HealedPrompt
                     token not in special
                     and (text.startswith(removed) or removed.startswith(text))
                     and text != done
+                    and not (blank_end and text[len(removed) : len(removed) + 1] in (" ", "\t"))
                 ):
                     allowed.append(token)
             masked = torch.full_like(logits, float("-inf"))
@@ -100,6 +105,41 @@ def test_greedy_with_healing_equals_a_brute_force_reference(target: LoadedModel,
     # The output reproduces the removed text, and the stream shows only what comes after the cursor.
     assert full.startswith(healed.removed_text)
     assert finished.text == full[len(healed.removed_text) :]
+
+
+def test_after_blanks_the_constraint_bars_one_more_blank(target: LoadedModel) -> None:
+    """A cursor after the line's indentation: the first tokens reproduce it but may not go on with a
+    blank, and the token right after an exact reproduction may not start with one either."""
+    index = vocabulary_index(target.tokenizer)
+    removed = b"\n    "
+    constraint = HealingConstraint(index, removed)
+    rule = constraint.next_tokens([])
+    assert rule is not None and rule[1]
+    expected = {
+        i
+        for i, data in enumerate(index.token_bytes)
+        if data
+        and (removed.startswith(data) or data.startswith(removed))
+        and data[len(removed) : len(removed) + 1] not in (b" ", b"\t")
+    }
+    assert set(rule[0].tolist()) == expected
+    exact = target.tokenizer.encode("\n    ")
+    assert index.bytes_of(exact) == removed
+    rule = constraint.next_tokens(exact)
+    assert rule is not None and not rule[1]
+    assert set(rule[0].tolist()) == {
+        i for i, data in enumerate(index.token_bytes) if data and data[:1] in (b" ", b"\t")
+    }
+    word = target.tokenizer.encode("\n    x")
+    assert constraint.next_tokens(word) is None
+    # Logits that favour one more space pick the best token without it.
+    space = target.tokenizer.encode(" ")[-1]
+    logits = torch.zeros(1, index.size)
+    logits[0, space] = 10.0
+    assert int(constraint.mask(logits, exact)[0].argmax()) != space
+    assert int(constraint.mask(logits, word)[0].argmax()) == space  # past the rule: unchanged
+    # Text that does not end with a blank has no such rule.
+    assert HealingConstraint(index, b" retu").next_tokens(target.tokenizer.encode(" retu")) is None
 
 
 def test_a_stop_string_inside_the_removed_text_does_not_end_the_suggestion(target: LoadedModel) -> None:
