@@ -21,6 +21,7 @@ from inference.config import EngineConfig, SamplingParams, SpecMode
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import FinishReason, Request, RequestOutput
 from inference.loading import load_model
+from inference.prompts.prefix_only import suffix_stop
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.cut_repetition import cut_repetition
 
@@ -40,7 +41,13 @@ def repetition_figures(
         budget = min(max_tokens, limit - len(ids) - 1)
         if budget < 1:
             continue
-        sampling = SamplingParams(max_tokens=budget, stop_token_ids=tuple(sorted(model.fim.stop_token_ids)))
+        # a prefix-only model stops where its text runs into the suffix's first line, as in the daemon
+        stop = suffix_stop(suffix) if model.fim.family == "prefix-only" else None
+        sampling = SamplingParams(
+            max_tokens=budget,
+            stop=(stop,) if stop is not None else (),
+            stop_token_ids=tuple(sorted(model.fim.stop_token_ids)),
+        )
         requests.append(
             Request(f"case{index}", prompt_token_ids=ids, sampling=sampling, spec_mode=SpecMode.OFF)
         )
@@ -136,7 +143,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.model_repetition", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--target", type=Path, required=True, help="model directory")
+    parser.add_argument("--target", type=Path, required=True, help="model directory or GGUF file")
     parser.add_argument("--corpus-root", type=Path, default=None, help="corpus the model was trained on")
     parser.add_argument("--held-out-percent", type=int, default=None, help="default: the training run's")
     parser.add_argument("--cases", type=int, default=200, help="infilling cases (as bench model draws them)")
@@ -148,7 +155,8 @@ def main(argv: list[str]) -> int:
         "--prompt-tokens", type=int, default=None, help="prompt budget (default: the language server's)"
     )
     args = parser.parse_args(argv)
-    _check_model_dir(args.target, "--target")
+    if args.target.suffix != ".gguf":
+        _check_model_dir(args.target, "--target")
     _, held = split_files(collect_files(args.corpus_root or stdlib_root()), _held_out_percent(args))
     model = load_model(args.target, "cpu", dtype=torch.float32)
     tokenizer = model.tokenizer
