@@ -126,12 +126,7 @@ class DaemonSupervisor:
         try:
             return await self._client.prefill(request, timeout=timeout_s)
         except DaemonError as error:
-            if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise TimeoutError(error.message) from None
-            if error.code == grpc.StatusCode.UNAVAILABLE:
-                self.failed(error)
-                raise ConnectionError(error.message or error.code.name) from None
-            raise RequestRejected(f"{error.code.name}: {error.message}") from None
+            raise self._mapped(error) from None
 
     async def _stream(self, method: str, request: Any, timeout_s: float) -> AsyncIterator[Any]:
         client = await self.client()
@@ -139,12 +134,17 @@ class DaemonSupervisor:
             async for chunk in getattr(client, method)(request, timeout=timeout_s):
                 yield chunk
         except DaemonError as error:
-            if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                raise TimeoutError(error.message) from None
-            if error.code == grpc.StatusCode.UNAVAILABLE:
-                self.failed(error)
-                raise ConnectionError(error.message or error.code.name) from None
-            raise RequestRejected(f"{error.code.name}: {error.message}") from None
+            raise self._mapped(error) from None
+
+    def _mapped(self, error: DaemonError) -> Exception:
+        """What a daemon error becomes for the callers: a timeout, a lost daemon (marked failed), or a
+        rejected request."""
+        if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return TimeoutError(error.message)
+        if error.code == grpc.StatusCode.UNAVAILABLE:
+            self.failed(error)
+            return ConnectionError(error.message or error.code.name)
+        return RequestRejected(f"{error.code.name}: {error.message}")
 
     async def close(self) -> None:
         """Closes the connection and stops a daemon this server started."""

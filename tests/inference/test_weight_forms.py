@@ -9,8 +9,6 @@ import pytest
 import torch
 from torch import nn
 
-from inference.config import SamplingParams, SpecMode
-from inference.engine.sequence import Request
 from inference.layers.linear import (
     WEIGHT_FORMATS,
     Float16Linear,
@@ -20,7 +18,7 @@ from inference.layers.linear import (
 )
 from inference.loading import ModelLoadError, load_model, resolve_weights
 from tests.fixtures.tiny_models import make_tiny_checkpoint
-from tests.inference.engine.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all
+from tests.inference.engine.engine_helpers import assert_cache_hit_and_speculation_exact, one_torch_thread
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -91,18 +89,4 @@ def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: st
     # llama: q and k rotated together out of the fused projection; qwen3: q/k norms first.
     make_tiny_checkpoint(tmp_path / arch, arch, tie_word_embeddings=True)
     model = load_model(tmp_path / arch, device="cpu", weights=weights)
-    ids = model.tokenizer.encode(PROMPTS[2])
-
-    def request(name: str, mode: SpecMode) -> Request:
-        sampling = SamplingParams(max_tokens=24, ignore_eos=True)
-        return Request(name, prompt_token_ids=ids, sampling=sampling, spec_mode=mode)
-
-    cold = run_all(make_engine(model, enable_prefix_cache=False), [request("cold", SpecMode.OFF)])["cold"]
-    engine = make_engine(model)
-    run_all(engine, [request("first", SpecMode.OFF)])
-    hit = run_all(engine, [request("hit", SpecMode.OFF)])["hit"]
-    spec = run_all(engine, [request("spec", SpecMode.NGRAM)])["spec"]
-    assert hit.metrics.reused_tokens == (len(ids) - 1) // 4 * 4
-    assert cold.token_ids == hit.token_ids == spec.token_ids
-    torch.testing.assert_close(cold.logits[0], hit.logits[0], rtol=0, atol=1e-5)
-    engine.check_invariants()
+    assert_cache_hit_and_speculation_exact(model)

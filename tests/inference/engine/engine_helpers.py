@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from inference.config import EngineConfig
+from inference.config import EngineConfig, SamplingParams, SpecMode
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
 from inference.loading import LoadedModel, load_model
@@ -96,3 +96,23 @@ def run_all(engine: LLMEngine, requests: list[Request], max_steps: int = 10_000)
     assert not engine.has_work()
     assert all(r.outputs and r.last.finished for r in results.values())
     return results
+
+
+def assert_cache_hit_and_speculation_exact(model: LoadedModel) -> None:
+    """A prefix-cache hit and prompt-lookup speculation give the tokens (and first logits) of a cold,
+    plain run of the same greedy request, on an engine over `model` with 4-token blocks."""
+    ids = model.tokenizer.encode(PROMPTS[2])
+
+    def request(name: str, mode: SpecMode) -> Request:
+        sampling = SamplingParams(max_tokens=24, ignore_eos=True)
+        return Request(name, prompt_token_ids=ids, sampling=sampling, spec_mode=mode)
+
+    cold = run_all(make_engine(model, enable_prefix_cache=False), [request("cold", SpecMode.OFF)])["cold"]
+    engine = make_engine(model)
+    run_all(engine, [request("first", SpecMode.OFF)])
+    hit = run_all(engine, [request("hit", SpecMode.OFF)])["hit"]
+    spec = run_all(engine, [request("spec", SpecMode.NGRAM)])["spec"]
+    assert hit.metrics.reused_tokens == (len(ids) - 1) // 4 * 4
+    assert cold.token_ids == hit.token_ids == spec.token_ids
+    torch.testing.assert_close(cold.logits[0], hit.logits[0], rtol=0, atol=1e-5)
+    engine.check_invariants()
