@@ -61,6 +61,17 @@ def _token_check(token: str | None) -> Any:
     return check
 
 
+async def _collected(first: Any, chunks: AsyncIterator[Any]) -> tuple[str, Any]:
+    """The whole text of a call from its first chunk on, and its last chunk; raises FaceCallError when
+    the call failed (also after its final chunk)."""
+    parts, last = [first.text_delta], first
+    while not last.done:
+        last = await anext(chunks)
+        parts.append(last.text_delta)
+    await anext(chunks, None)  # the call's final status
+    return "".join(parts), last
+
+
 async def _sse(response: web.StreamResponse, event: dict[str, Any] | str) -> None:
     data = event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
     await response.write(f"data: {data}\n\n".encode())
@@ -205,16 +216,11 @@ class HttpFace:
             await chunks.aclose()
 
     async def _whole(self, first: Any, chunks: AsyncIterator[Any], shape: ReplyShape) -> web.Response:
-        parts = [first.text_delta]
-        last = first
         try:
-            while not last.done:
-                last = await anext(chunks)
-                parts.append(last.text_delta)
-            await anext(chunks, None)
+            text, last = await _collected(first, chunks)
         except FaceCallError as error:
             return error_reply(error.http_status, error.message, error.error_type)
-        return web.json_response(shape.whole("".join(parts), finish_reason(last), last.figures))
+        return web.json_response(shape.whole(text, finish_reason(last), last.figures))
 
     async def infill(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -229,15 +235,11 @@ class HttpFace:
             except FaceCallError as error:
                 return error_reply(error.http_status, error.message, error.error_type)
             if not face.stream:
-                parts, last = [first.text_delta], first
                 try:
-                    while not last.done:
-                        last = await anext(chunks)
-                        parts.append(last.text_delta)
-                    await anext(chunks, None)
+                    text, last = await _collected(first, chunks)
                 except FaceCallError as error:
                     return error_reply(error.http_status, error.message, error.error_type)
-                return web.json_response(infill_event("".join(parts), model, last))
+                return web.json_response(infill_event(text, model, last))
             response = web.StreamResponse(
                 headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
             )

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
+
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.config import EngineConfig, SamplingParams
@@ -106,3 +108,16 @@ def engine_reference(
             pieces.append(output.delta)
             if output.finished:
                 return "".join(pieces), output
+
+
+async def stream_ending(
+    call: grpc.aio.UnaryStreamCall,
+) -> tuple[list[pb.CompleteChunk], grpc.StatusCode, str]:
+    """Every chunk of a streaming call, its status code and details (whether it ended well or not)."""
+    chunks = []
+    try:
+        async for chunk in call:
+            chunks.append(chunk)
+    except grpc.aio.AioRpcError as error:
+        return chunks, error.code(), error.details() or ""
+    return chunks, await call.code(), await call.details()

@@ -12,7 +12,7 @@ import pytest
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.client import DaemonError, InferenceClient
-from tests.inference.server.helpers import RunningDaemon, wait_idle
+from tests.inference.server.helpers import RunningDaemon, stream_ending, wait_idle
 
 LONG = pb.SamplingParams(max_tokens=250)
 
@@ -33,16 +33,6 @@ async def _first_chunk(call: AsyncIterator[pb.CompleteChunk]) -> pb.CompleteChun
     raise AssertionError("the stream ended before any text")
 
 
-async def _rest(call: grpc.aio.UnaryStreamCall) -> tuple[list[pb.CompleteChunk], grpc.StatusCode, str]:
-    chunks = []
-    try:
-        async for chunk in call:
-            chunks.append(chunk)
-    except grpc.aio.AioRpcError as error:
-        return chunks, error.code(), error.details() or ""
-    return chunks, await call.code(), await call.details()
-
-
 async def test_a_newer_completion_of_the_session_supersedes_the_older(running: RunningDaemon) -> None:
     stub = pb_grpc.InferenceStub(running.client._channel)
     older = stub.Complete(_long_completion("old", session_id="doc-1"))
@@ -54,7 +44,7 @@ async def test_a_newer_completion_of_the_session_supersedes_the_older(running: R
             )
         )
     )
-    chunks, code, details = await _rest(older)
+    chunks, code, details = await stream_ending(older)
     assert chunks[-1].done and chunks[-1].finish_reason == pb.FINISH_REASON_CANCELLED
     assert chunks[-1].figures.generated_tokens < 250
     assert code == grpc.StatusCode.CANCELLED
@@ -73,7 +63,9 @@ async def test_two_completions_sent_back_to_back_keep_the_one_that_arrived_last(
         "first": stub.Complete(_long_completion("first", session_id="doc-1")),
         "second": stub.Complete(_long_completion("second", session_id="doc-1")),
     }
-    ends = dict(zip(calls, await asyncio.gather(*(_rest(call) for call in calls.values())), strict=True))
+    ends = dict(
+        zip(calls, await asyncio.gather(*(stream_ending(call) for call in calls.values())), strict=True)
+    )
     stopped = [name for name, (_, code, _) in ends.items() if code == grpc.StatusCode.CANCELLED]
     assert len(stopped) == 1, ends
     (kept,) = set(calls) - set(stopped)
@@ -100,7 +92,7 @@ async def test_other_sessions_and_generations_are_not_superseded(running: Runnin
         )
     )
     assert await running.client.cancel("a")
-    chunks, code, details = await _rest(first)
+    chunks, code, details = await stream_ending(first)
     assert code == grpc.StatusCode.CANCELLED and details == "cancelled by a Cancel call"
     assert chunks[-1].finish_reason == pb.FINISH_REASON_CANCELLED
     await wait_idle(running)

@@ -15,7 +15,14 @@ from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.client import InferenceClient
 from tests.fixtures.failing_model import FailingModel
 from tests.fixtures.tiny_models import special_token_id
-from tests.inference.server.helpers import LONG_PREFIX, LONG_TOKENS, RunningDaemon, start_daemon, wait_idle
+from tests.inference.server.helpers import (
+    LONG_PREFIX,
+    LONG_TOKENS,
+    RunningDaemon,
+    start_daemon,
+    stream_ending,
+    wait_idle,
+)
 
 # Every chat prompt holds it (the ChatML template opens each turn with it); completions never do.
 POISON = "<|im_start|>"
@@ -37,16 +44,6 @@ async def failing(tiny_model_dir: Path, short_dir: Path) -> AsyncIterator[Runnin
     await daemon.daemon.stop()
 
 
-async def _ending(call: grpc.aio.UnaryStreamCall) -> tuple[list[pb.CompleteChunk], grpc.StatusCode, str]:
-    chunks = []
-    try:
-        async for chunk in call:
-            chunks.append(chunk)
-    except grpc.aio.AioRpcError as error:
-        return chunks, error.code(), error.details() or ""
-    return chunks, await call.code(), await call.details()
-
-
 def _assert_reason(details: str) -> None:
     assert details.startswith("the engine failed while running this request (PoisonedTokenError: ")
     assert f"forward pass failed on token {special_token_id(POISON)}" in details
@@ -66,7 +63,7 @@ async def test_a_failing_step_ends_every_live_request_with_internal_and_the_daem
         if chunk.text_delta:
             break
     (chunks, code, details), (_, poisoned_code, poisoned_details) = await asyncio.wait_for(
-        asyncio.gather(_ending(bystander), _ending(stub.Generate(POISONED_CHAT))), 30
+        asyncio.gather(stream_ending(bystander), stream_ending(stub.Generate(POISONED_CHAT))), 30
     )
     assert code == grpc.StatusCode.INTERNAL and poisoned_code == grpc.StatusCode.INTERNAL
     _assert_reason(details)
@@ -86,6 +83,6 @@ async def test_a_failing_step_ends_every_live_request_with_internal_and_the_daem
         )
     )
     assert after.finish_reason == pb.FINISH_REASON_LENGTH and after.figures.generated_tokens == 3
-    again = await _ending(stub.Generate(POISONED_CHAT))
+    again = await stream_ending(stub.Generate(POISONED_CHAT))
     assert again[1] == grpc.StatusCode.INTERNAL
     await wait_idle(failing)
