@@ -180,6 +180,8 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--threads", type=int, default=None, help="CPU threads of codedraft's own engine")
     args = parser.parse_args(argv)
+    if args.versus is not None and args.backend is None:
+        parser.error("--versus compares codedraft's own engine with a --backend; give --backend too")
     folder = Path(tempfile.mkdtemp(prefix="codedraft-bench-net-"))
     try:
         front = DaemonAddress(unix_path=folder / "front.sock")
