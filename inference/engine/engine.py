@@ -58,6 +58,7 @@ from inference.engine.sequence_runner import PlannedRows, SequenceRunner
 from inference.engine.stats import EngineStats
 from inference.engine.text_stream import IncrementalDecoding, TextStream
 from inference.loading import LoadedModel
+from inference.prompts.healing import token_boundaries
 from inference.prompts.vocabulary import vocabulary_index
 from inference.sampling import make_generator
 from inference.spec_decode.controller import controllers_for
@@ -130,7 +131,11 @@ class LLMEngine:
         if self.config.stop_repetition:
             seq.repetition = RepetitionGuard()
         if request.healing:
-            seq.healing = HealingConstraint(vocabulary_index(self.tokenizer), request.healing)
+            seq.healing = HealingConstraint(
+                vocabulary_index(self.tokenizer),
+                request.healing,
+                token_boundaries(self.tokenizer, request.healing),
+            )
         with self._lock:
             if request.request_id in self._live:
                 raise InvalidRequestError(f"request id {request.request_id!r} is already running")

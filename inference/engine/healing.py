@@ -33,13 +33,20 @@ class HealingConstraint:
     the constraint then also bars tokens that go on with a blank past the removed text, and holds for
     one more token when the output ends exactly where the removed text does.
 
+    `boundaries` (`inference.prompts.healing.token_boundaries`): the byte offsets inside `removed`
+    where a token that does not reach its end may end; None: anywhere. A token that reaches or passes
+    the end is not ruled out by them.
+
     Stateless over the output: what is left is recomputed from the output tokens, so a preempted and
     readmitted request, or a rolled-back speculative round, needs no bookkeeping here.
     """
 
-    def __init__(self, index: VocabularyIndex, removed: bytes) -> None:
+    def __init__(
+        self, index: VocabularyIndex, removed: bytes, boundaries: frozenset[int] | None = None
+    ) -> None:
         self.index = index
         self.removed = removed
+        self.boundaries = boundaries
         self.not_then = BLANKS if removed[-1:] and removed[-1:] in BLANKS else b""
         self._barred_at_end: torch.Tensor | None = None
 
@@ -54,12 +61,21 @@ class HealingConstraint:
             return None  # every token holds a byte at least: the removed text is behind
         left = self.remaining(output_ids)
         if left:
-            return self.index.agreeing_ids(left, self.not_then), True
+            return self._agreeing(left), True
         if left is None or not self.not_then or self.index.bytes_of(list(output_ids)) != self.removed:
             return None
         if self._barred_at_end is None:
             self._barred_at_end = torch.cat([self.index.starting_with(bytes([b])) for b in self.not_then])
         return self._barred_at_end, False
+
+    def _agreeing(self, left: bytes) -> torch.Tensor:
+        if self.boundaries is None:
+            return self.index.agreeing_ids(left, self.not_then)
+        done = len(self.removed) - len(left)
+        ends = {offset - done for offset in self.boundaries if offset > done}
+        ids = self.index.agreeing_ids(left, self.not_then, ends)
+        # Never leave no way on (a tokenizer that splits the probes oddly): then any agreeing token.
+        return ids if len(ids) else self.index.agreeing_ids(left, self.not_then)
 
     def mask(
         self, logits: torch.Tensor, output_ids: Sequence[int], drafts: Sequence[int] = ()

@@ -16,6 +16,12 @@ of a set of likely next characters appended, and a token is kept only when every
 Only text after the last special token is considered: a special token is a boundary by definition
 (a FIM prompt that ends with its middle token needs no healing). The kept tokens are the same while
 the user types on, so the KV prefix cache keeps them.
+
+`token_boundaries` says where inside the removed text a generated token may end: only where the
+tokenizer itself splits that text followed by a likely continuation. A vocabulary holds many tokens
+that are a prefix of the removed text (`\n` plus three spaces, of `\n` plus eight), but a model has
+only seen the ones its tokenizer writes: after `\n` and three spaces it expects a line indented by
+four, and forced to retype four more spaces it goes off the rails (it writes a comment, say).
 """
 
 from __future__ import annotations
@@ -79,6 +85,29 @@ def _last_piece_token(
             return i
         consumed += len(bytes_of([token_id]))
     return len(window)
+
+
+def token_boundaries(tokenizer: Tokenizer, removed: bytes) -> frozenset[int] | None:
+    """Byte offsets strictly inside `removed` where the tokenizer ends a token when `removed` is
+    followed by one of PROBES (see the module docstring); None when `removed` is not whole UTF-8
+    characters (then no offset is ruled out).
+
+    `removed` starts at a boundary that no continuation moves (`heal_prompt`), so it is tokenized on
+    its own, as it would be after the kept prompt."""
+    try:
+        text = removed.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    index = vocabulary_index(tokenizer)
+    offsets: set[int] = set()
+    for probed in tokenizer.encode_batch([text + p for p in PROBES]):
+        end = 0
+        for token_id in probed:
+            end += len(index.bytes_of([token_id]))
+            if end >= len(removed):
+                break
+            offsets.add(end)
+    return frozenset(offsets)
 
 
 def heal_prompt(tokenizer: Tokenizer, token_ids: list[int]) -> HealedPrompt:

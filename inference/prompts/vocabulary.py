@@ -17,6 +17,7 @@ import functools
 import re
 import threading
 import weakref
+from collections.abc import Container
 from typing import Any
 
 import torch
@@ -108,14 +109,22 @@ class VocabularyIndex:
         hi = len(keys) if upper is None else bisect.bisect_left(keys, upper)
         return self._sorted_ids[self._starts[lo] : self._starts[hi]]
 
-    def agreeing_ids(self, remaining: bytes, not_then: bytes = b"") -> torch.Tensor:
+    def agreeing_ids(
+        self, remaining: bytes, not_then: bytes = b"", ends: Container[int] | None = None
+    ) -> torch.Tensor:
         """Ids of the tokens that agree with `remaining` (see the module docstring), as a long tensor;
-        without those that go on past it with one of the bytes of `not_then`."""
+        without those that go on past it with one of the bytes of `not_then`, and, when `ends` is
+        given, without those that end inside it other than at one of the byte counts in `ends`."""
         longer = self.starting_with(remaining)
         if not_then:
             barred = torch.cat([self.starting_with(remaining + bytes([b])) for b in not_then])
             longer = longer[~torch.isin(longer, barred)]
-        shorter = [i for n in range(1, len(remaining)) for i in self._by_bytes.get(remaining[:n], ())]
+        shorter = [
+            i
+            for n in range(1, len(remaining))
+            if ends is None or n in ends
+            for i in self._by_bytes.get(remaining[:n], ())
+        ]
         if not shorter:
             return longer
         return torch.cat([longer, torch.tensor(shorter, dtype=torch.long)])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.prompts.healing import heal_prompt
+from inference.prompts.healing import heal_prompt, token_boundaries
 from inference.prompts.vocabulary import VocabularyIndex, vocabulary_index
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_models import write_tokenizer
@@ -90,6 +90,19 @@ def test_agreeing_ids_match_a_scan_of_the_whole_vocabulary(tokenizer: Tokenizer)
         }
         assert set(index.agreeing_ids(remaining).tolist()) == expected, remaining
         assert expected  # every byte string has a byte-level token that starts it
+
+
+def test_a_token_may_end_inside_the_removed_text_only_where_the_tokenizer_ends_one(
+    tokenizer: Tokenizer,
+) -> None:
+    """The tokenizer writes a word indented by eight as newline + seven spaces, then the word with its
+    space; newline + three spaces, a token of its own, ends a token only in a four-space indentation."""
+    assert [tokenizer.decode([i]) for i in tokenizer.encode("\n        x")] == ["\n       ", " x"]
+    assert tokenizer.encode("\n    x")[0] == tokenizer.encode("\n   ")[0]
+    assert token_boundaries(tokenizer, b"\n        ") == {8}
+    assert 4 in (token_boundaries(tokenizer, b"\n    ") or ())
+    # Text that is not whole characters rules nothing out.
+    assert token_boundaries(tokenizer, "é".encode()[:1]) is None
 
 
 def test_token_bytes_are_the_decoded_text(tokenizer: Tokenizer) -> None:

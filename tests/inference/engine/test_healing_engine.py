@@ -13,7 +13,7 @@ from inference.config import SamplingParams, SpecMode
 from inference.engine.healing import HealingConstraint
 from inference.engine.sequence import Request
 from inference.loading import LoadedModel
-from inference.prompts.healing import HealedPrompt, heal_prompt
+from inference.prompts.healing import PROBES, HealedPrompt, heal_prompt, token_boundaries
 from inference.prompts.vocabulary import vocabulary_index
 from tests.inference.engine.engine_helpers import make_engine, one_torch_thread, run_all, tiny_model
 
@@ -57,11 +57,16 @@ def _brute_force_reference(path: Path, target: LoadedModel, healed: HealedPrompt
     """Greedy decoding by transformers over the whole sequence at every step; while the removed text
     is not reproduced, the argmax is taken over the tokens whose decoded text, after the output so
     far, agrees with it, found by decoding every token of the vocabulary. When the removed text ends
-    with blanks, the character after it may not be one more blank."""
+    with blanks, the character after it may not be one more blank. A token that ends inside the
+    removed text must end where the tokenizer ends one in the removed text followed by a probe."""
     model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     tokenizer = target.tokenizer
     removed = healed.removed_text
     blank_end = removed.endswith((" ", "\t"))
+    ends = set()
+    for probe in PROBES:
+        ids = tokenizer.encode(removed + probe)
+        ends |= {len(tokenizer.decode(ids[:n])) for n in range(1, len(ids))}
     special = {tokenizer.token_id(t) for t in tokenizer.special_tokens}
     out: list[int] = []
     for _ in range(steps):
@@ -76,6 +81,7 @@ def _brute_force_reference(path: Path, target: LoadedModel, healed: HealedPrompt
                     token not in special
                     and (text.startswith(removed) or removed.startswith(text))
                     and text != done
+                    and (len(text) >= len(removed) or len(text) in ends)
                     and not (blank_end and text[len(removed) : len(removed) + 1] in (" ", "\t"))
                 ):
                     allowed.append(token)
@@ -140,6 +146,28 @@ def test_after_blanks_the_constraint_bars_one_more_blank(target: LoadedModel) ->
     assert int(constraint.mask(logits, word)[0].argmax()) == space  # past the rule: unchanged
     # Text that does not end with a blank has no such rule.
     assert HealingConstraint(index, b" retu").next_tokens(target.tokenizer.encode(" retu")) is None
+
+
+def test_inside_the_removed_text_a_token_ends_only_where_the_tokenizer_ends_one(
+    target: LoadedModel,
+) -> None:
+    """An eight-space indentation: newline + three spaces (a token of a four-space indentation) is a
+    prefix of it, but the tokenizer never ends a token there, so the model is not asked to go on
+    from it; newline + seven spaces, where the tokenizer ends one, stays."""
+    index = vocabulary_index(target.tokenizer)
+    removed = b"\n        "
+    three = target.tokenizer.encode("\n    x")[0]
+    seven = target.tokenizer.encode("\n        x")[0]
+    assert index.bytes_of([three]) == b"\n   " and index.bytes_of([seven]) == b"\n       "
+    constraint = HealingConstraint(index, removed, token_boundaries(target.tokenizer, removed))
+    rule = constraint.next_tokens([])
+    assert rule is not None and rule[1]
+    assert seven in rule[0].tolist() and three not in rule[0].tolist()
+    logits = torch.zeros(1, index.size)
+    logits[0, three], logits[0, seven] = 10.0, 5.0
+    assert int(constraint.mask(logits, [])[0].argmax()) == seven
+    # Without boundaries any prefix of the removed text may end a token.
+    assert int(HealingConstraint(index, removed).mask(logits, [])[0].argmax()) == three
 
 
 def test_a_stop_string_inside_the_removed_text_does_not_end_the_suggestion(target: LoadedModel) -> None:
