@@ -3,11 +3,12 @@
 The cases (cursors in held-out files of the standard library and of numpy) are drawn in
 ``bench/cursor_cases.py``. Each is asked as the editor would ask it, through the product's code paths:
 the language server's request (``lsp_server.completion.request``: the document window that its default
-budgets allow in the model's context, the path, the default settings; no retrieved snippets, as the
-bench has no index of the corpus), the daemon's request path (``prepare_complete``: the model's FIM
-layout or its prefix-only prompt and suffix stop, truncation, token healing) and the engine, greedy,
-stopping at the end of the first line (greedy, so the same first line as the whole suggestion). The
-line then goes through the language server's post-processing: the score is what the user is shown.
+budgets allow in the model's context, the path, the default settings; no retrieved snippets unless
+``--index`` indexes the corpus as a workspace, ``bench/cursor_retrieval.py``), the daemon's request
+path (``prepare_complete``: the model's FIM layout or its prefix-only prompt and suffix stop,
+truncation, token healing) and the engine, greedy, stopping at the end of the first line (greedy, so
+the same first line as the whole suggestion). The line then goes through the language server's
+post-processing: the score is what the user is shown.
 Where the server asks nothing (the cursor in a comment) or post-processing drops the suggestion, the
 user is shown nothing, scored as an empty line.
 
@@ -86,57 +87,85 @@ async def _score(
     corpus: str,
     progress: Callable[[InfillTally], None],
 ) -> InfillTally:
-    from lsp_server.completion.postprocess.context import CursorContext
-    from lsp_server.completion.postprocess.pipeline import postprocess
-    from lsp_server.completion.request import complete_request
-    from lsp_server.completion.trigger import suppression_reason
     from lsp_server.config import CompletionSettings
-    from training.infill_cases import parses_cleanly
 
     settings = CompletionSettings()
     budgets = _budgets(served, settings, args.context_tokens)
     tally = InfillTally()
-    for index, case in enumerate(cases):
-        context = CursorContext(case.prefix, case.suffix, "python")
-        typed = case.line[: len(case.line) - len(case.middle)]
-        shown: dict[str, str | None] = {"empty": "", "above": case.line_above[len(typed) :]}
-        if not case.line_above.startswith(typed):
-            shown["above"] = None  # the line above does not even share the typed part
-        asked = suppression_reason(context, settings) is None
-        raw = dict.fromkeys(MODES, "")
-        # Alternate which mode runs first: the second reuses the first's cached prompt blocks.
-        for mode in MODES[:: 1 if index % 2 == 0 else -1] if asked else ():
-            request = complete_request(
-                session_id=f"{corpus}-{index}",
-                text=case.prefix + case.suffix,
-                offset=len(case.prefix),
-                path=case.path,
-                language="python",
-                snippets=(),
-                settings=settings,
-                budgets=budgets,
-            )
-            request.sampling.max_tokens = args.max_new_tokens
-            raw[mode], last = await _suggest(served, request, mode, f"{corpus}-{index}-{mode}")
-            tally.first_token_s[mode] += last.metrics.time_to_first_token or 0.0
-            tally.prompt_tokens += last.metrics.prompt_tokens if mode == "healing" else 0
-        for mode in MODES:
-            shown[mode] = (postprocess(context, raw[mode]).text or "") if raw[mode] else ""
-        before = parses_cleanly(case.prefix + case.middle + case.suffix)
-        parses = {
-            name: guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
-            for name, guess in shown.items()
-        }
-        tally.add(case, shown, raw, parses, asked)
-        if (index + 1) % 10 == 0:
-            progress(tally)
-            print(
-                f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing {tally.exact['healing']}, "
-                f"without {tally.exact['no_healing']}",
-                file=sys.stderr,
-                flush=True,
-            )
+    retrieval = None
+    if args.index:
+        from bench.cursor_cases import corpus_root
+        from bench.cursor_retrieval import CorpusRetrieval
+
+        retrieval = CorpusRetrieval(corpus_root(corpus))
+    try:
+        for index, case in enumerate(cases):
+            await _score_case(served, case, index, corpus, args, settings, budgets, retrieval, tally)
+            if (index + 1) % 10 == 0:
+                progress(tally)
+                print(
+                    f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing "
+                    f"{tally.exact['healing']}, without {tally.exact['no_healing']}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        if retrieval is not None:
+            retrieval.close()
     return tally
+
+
+async def _score_case(
+    served: Any,
+    case: CursorCase,
+    index: int,
+    corpus: str,
+    args: argparse.Namespace,
+    settings: Any,
+    budgets: Any,
+    retrieval: Any,
+    tally: InfillTally,
+) -> None:
+    """One case through the editor's path, added to ``tally``."""
+    from lsp_server.completion.postprocess.context import CursorContext
+    from lsp_server.completion.postprocess.pipeline import postprocess
+    from lsp_server.completion.request import complete_request
+    from lsp_server.completion.trigger import suppression_reason
+    from training.infill_cases import parses_cleanly
+
+    context = CursorContext(case.prefix, case.suffix, "python")
+    typed = case.line[: len(case.line) - len(case.middle)]
+    shown: dict[str, str | None] = {"empty": "", "above": case.line_above[len(typed) :]}
+    if not case.line_above.startswith(typed):
+        shown["above"] = None  # the line above does not even share the typed part
+    asked = suppression_reason(context, settings) is None
+    snippets = retrieval.snippets(case, budgets.context) if retrieval is not None and asked else []
+    tally.snippets += len(snippets)
+    raw = dict.fromkeys(MODES, "")
+    # Alternate which mode runs first: the second reuses the first's cached prompt blocks.
+    for mode in MODES[:: 1 if index % 2 == 0 else -1] if asked else ():
+        request = complete_request(
+            session_id=f"{corpus}-{index}",
+            text=case.prefix + case.suffix,
+            offset=len(case.prefix),
+            path=case.path,
+            language="python",
+            snippets=snippets,
+            settings=settings,
+            budgets=budgets,
+        )
+        request.sampling.max_tokens = args.max_new_tokens
+        raw[mode], last = await _suggest(served, request, mode, f"{corpus}-{index}-{mode}")
+        tally.first_token_s[mode] += last.metrics.time_to_first_token or 0.0
+        tally.prompt_tokens += last.metrics.prompt_tokens if mode == "healing" else 0
+    for mode in MODES:
+        shown[mode] = (postprocess(context, raw[mode]).text or "") if raw[mode] else ""
+    before = parses_cleanly(case.prefix + case.middle + case.suffix)
+    parses = {
+        name: guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
+        for name, guess in shown.items()
+    }
+    tally.add(case, shown, raw, parses, asked)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -155,6 +184,11 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="document tokens around the cursor (default 0: the language server's budgets for the model)",
+    )
+    parser.add_argument(
+        "--index",
+        action="store_true",
+        help="index each corpus as a workspace and send the snippets the language server retrieves",
     )
     parser.add_argument("--max-new-tokens", type=int, default=32, help="per completion")
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
@@ -198,6 +232,7 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
         "model": str(args.model),
         "fim_template": served.fim.family,
         "context_tokens": args.context_tokens,
+        "retrieval": args.index,
     }
 
     async def run_all() -> None:
@@ -219,9 +254,11 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
-def _window(context_tokens: int) -> str:
-    if context_tokens > 0:
-        return f"{context_tokens} document tokens around the cursor"
+def _window(figures: dict[str, Any]) -> str:
+    if figures["context_tokens"] > 0:
+        return f"{figures['context_tokens']} document tokens around the cursor"
+    if figures.get("retrieval"):
+        return "the language server's window and retrieved snippets"
     return "the language server's window"
 
 
@@ -229,7 +266,7 @@ def report(figures: dict[str, Any]) -> str:
     """The table the README and the model card show."""
     lines = [
         f"single-line infilling at realistic cursors, {figures['model']} "
-        f"({figures['fim_template']} prompt, {_window(figures['context_tokens'])})",
+        f"({figures['fim_template']} prompt, {_window(figures)})",
         "corpus   cases  exact: healing  no healing  empty  line above | parses: healing  no healing  empty",
     ]
     for corpus in CORPORA:

@@ -23,6 +23,7 @@ class InfillTally:
     by_kind: dict[str, list[int]] = field(default_factory=dict)
     first_token_s: dict[str, float] = field(default_factory=lambda: dict.fromkeys(MODES, 0.0))
     prompt_tokens: int = 0
+    snippets: int = 0  # retrieved snippets sent, over all asked cases
     not_asked: int = 0
     records: list[dict[str, Any]] = field(default_factory=list)
 
@@ -73,6 +74,7 @@ class InfillTally:
             },
             "parses": {name: rate(hits) for name, hits in self.parses.items()},
             "mean_prompt_tokens": round(self.prompt_tokens / asked, 1) if asked else None,
+            "mean_snippets": round(self.snippets / asked, 2) if asked else None,
             "mean_first_token_ms": {
                 m: round(s / asked * 1000, 1) if asked else None for m, s in self.first_token_s.items()
             },
