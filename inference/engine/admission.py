@@ -76,7 +76,6 @@ class SequenceAdmission:
         if seq.request_id in self.kv:
             # Keep what was computed (prompt and output) for the next request, then let go.
             computed = min(seq.num_computed, len(seq.token_ids))
-            self.kv.commit(seq.request_id, seq.token_ids, computed)
-            self.kv.free(seq.request_id)
+            self.kv.free(seq.request_id, seq.token_ids[:computed])
         for proposer in self.proposers.values():
             proposer.release(seq.request_id)

@@ -5,6 +5,8 @@ Plain Python, no torch: the block ids index the preallocated tensors that `Model
 Invariants (checked by `BlockPool.check_invariants`):
 * a block is in the free queue exactly when its reference count is 0;
 * a block with a hash is the index entry for that hash, and every index entry points at such a block;
+* a hashed block that was registered with its parent's hash and its tokens is listed among that
+  parent's children (the blocks a partial match can copy from);
 * the free queue orders blocks by eviction priority: blocks without a hash (nothing worth keeping)
   first, then cached blocks from least to most recently released.
 """
@@ -50,12 +52,15 @@ def hash_prefix_blocks(
 class KVBlock:
     """Bookkeeping for one physical block."""
 
-    __slots__ = ("block_hash", "block_id", "ref_count")
+    __slots__ = ("block_hash", "block_id", "parent_hash", "ref_count", "token_ids")
 
     def __init__(self, block_id: int) -> None:
         self.block_id = block_id
         self.ref_count = 0
         self.block_hash: BlockHash | None = None
+        # Set when registered as a child (see `register`): its parent's hash and its own tokens.
+        self.parent_hash: BlockHash | None = None
+        self.token_ids: tuple[int, ...] = ()
 
 
 class BlockPool:
@@ -76,6 +81,8 @@ class BlockPool:
         self.blocks = [KVBlock(i) for i in range(num_blocks)]
         self._free: OrderedDict[int, None] = OrderedDict((i, None) for i in range(num_blocks))
         self._index: dict[BlockHash, int] = {}
+        # parent hash -> the cached blocks that continue it (ids, oldest first), for partial matches.
+        self._children: dict[BlockHash, dict[int, None]] = {}
         self._copy_block = copy_block
         self.evictions = 0
 
@@ -118,8 +125,7 @@ class BlockPool:
             after, keep = block_id, None
             block = self.blocks[block_id]
             if block.block_hash is not None:
-                del self._index[block.block_hash]
-                block.block_hash = None
+                self._forget(block)
                 self.evictions += 1
             block.ref_count = 1
             taken.append(block_id)
@@ -150,12 +156,13 @@ class BlockPool:
         target = next(block_id for block_id in self._free if block_id != source)
         moved, spare = self.blocks[source], self.blocks[target]
         if spare.block_hash is not None:
-            del self._index[spare.block_hash]
+            self._forget(spare)
             self.evictions += 1
         self._copy_block(source, target)
-        assert moved.block_hash is not None
-        spare.block_hash, moved.block_hash = moved.block_hash, None
-        self._index[spare.block_hash] = target
+        block_hash, parent, tokens = moved.block_hash, moved.parent_hash, moved.token_ids
+        assert block_hash is not None
+        self._forget(moved)
+        self._remember(spare, block_hash, parent, tokens)
         self._free.move_to_end(target)
 
     def acquire(self, block_ids: Iterable[int]) -> None:
@@ -182,8 +189,15 @@ class BlockPool:
                 if block.block_hash is None:
                     self._free.move_to_end(block_id, last=False)
 
-    def register(self, block_id: int, block_hash: BlockHash) -> bool:
-        """Index a full, computed block under its chained hash.
+    def register(
+        self,
+        block_id: int,
+        block_hash: BlockHash,
+        parent: BlockHash | None = None,
+        token_ids: Sequence[int] = (),
+    ) -> bool:
+        """Index a full, computed block under its chained hash (and, given its parent's hash and its
+        tokens, among that parent's children, where `longest_child` finds it).
 
         Returns False (and leaves the block unindexed) when caching is off or another block already
         holds the same prefix: two requests computed it at the same time, and the first one wins.
@@ -191,9 +205,55 @@ class BlockPool:
         block = self.blocks[block_id]
         if not self.enable_caching or block.block_hash is not None or block_hash in self._index:
             return block.block_hash == block_hash
-        block.block_hash = block_hash
-        self._index[block_hash] = block_id
+        self._remember(block, block_hash, parent, tuple(token_ids))
         return True
+
+    def longest_child(self, parent: BlockHash, token_ids: Sequence[int]) -> tuple[int, int] | None:
+        """The cached block after `parent` whose tokens start with the longest run of `token_ids`:
+        (block id, tokens in common), or None when no child shares even the first token.
+
+        Such a block holds the K/V of those first tokens at the same positions after the same
+        prefix, typically the text as it was before the user's last keystroke.
+        """
+        best: tuple[int, int] | None = None
+        if not self.enable_caching or not token_ids:
+            return None
+        for block_id in self._children.get(parent, ()):
+            cached = self.blocks[block_id].token_ids
+            common = 0
+            for ours, theirs in zip(token_ids, cached, strict=False):
+                if ours != theirs:
+                    break
+                common += 1
+            if common and (best is None or common > best[1]):
+                best = (block_id, common)
+        return best
+
+    def copy(self, source: int, destination: int) -> bool:
+        """Copy one block's K/V to another (False, doing nothing, when the pool has no copy function)."""
+        if self._copy_block is None:
+            return False
+        self._copy_block(source, destination)
+        return True
+
+    def _remember(
+        self, block: KVBlock, block_hash: BlockHash, parent: BlockHash | None, tokens: tuple[int, ...]
+    ) -> None:
+        block.block_hash, block.parent_hash, block.token_ids = block_hash, parent, tokens
+        self._index[block_hash] = block.block_id
+        if parent is not None:
+            self._children.setdefault(parent, {})[block.block_id] = None
+
+    def _forget(self, block: KVBlock) -> None:
+        """Drop a block's index entries (its content is about to be overwritten or moved)."""
+        assert block.block_hash is not None
+        del self._index[block.block_hash]
+        if block.parent_hash is not None:
+            siblings = self._children[block.parent_hash]
+            del siblings[block.block_id]
+            if not siblings:
+                del self._children[block.parent_hash]
+        block.block_hash, block.parent_hash, block.token_ids = None, None, ()
 
     def check_invariants(self, live_references: Counter[int]) -> None:
         """Raise AssertionError unless refcounts equal `live_references` and index and queue agree."""
@@ -210,6 +270,11 @@ class BlockPool:
         for block_hash, block_id in self._index.items():
             if self.blocks[block_id].block_hash != block_hash:
                 raise AssertionError(f"index entry for block {block_id} does not match the block's hash")
+        for parent, children in self._children.items():
+            for block_id in children:
+                child = self.blocks[block_id]
+                if child.block_hash is None or child.parent_hash != parent:
+                    raise AssertionError(f"block {block_id} is listed as a child it no longer is")
         unknown = set(live_references) - set(range(self.num_blocks))
         if unknown:
             raise AssertionError(f"references to blocks that do not exist: {sorted(unknown)}")

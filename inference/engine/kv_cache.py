@@ -9,7 +9,9 @@ Invariants:
 * block tables only grow, except `truncate`, which drops tail blocks that were never registered
   (speculative tokens that were rejected);
 * a sequence never writes into a block it shares: a prefix hit is whole blocks, and at least the last
-  prompt token is always computed, so the first write lands in a fresh block.
+  prompt token is always computed, so the first write lands in a fresh block. A partial hit (the
+  first tokens of a cached sibling block, see `allocate_sequence`) is copied into the sequence's own
+  fresh block, never written in place.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from inference.engine.block_pool import (
     BlockPool,
     CopyBlock,
     hash_block,
-    hash_prefix_blocks,
 )
 from inference.engine.errors import ResourceExhaustedError
 
@@ -53,9 +54,14 @@ class KVCacheManager:
     def allocate_sequence(self, seq_id: str, token_ids: Sequence[int]) -> int:
         """Give a new sequence blocks for all of `token_ids`, reusing its longest cached prefix.
 
-        Returns the number of reused tokens (a multiple of the block size, less than len(token_ids):
-        the last token is always computed, since its logits are needed). Raises
-        ResourceExhaustedError, leaving the pool as it was, when the pool cannot hold the rest.
+        The prefix is whole cached blocks and then, when the pool can copy blocks, the first tokens of
+        a cached block that continues them differently (the text before the user's last keystroke):
+        that block's K/V is copied into the sequence's next block, so after an edit only the tokens
+        from the edit on are computed, as if the cache held every prefix token by token.
+
+        Returns the number of reused tokens (less than len(token_ids): the last token is always
+        computed, since its logits are needed). Raises ResourceExhaustedError, leaving the pool as it
+        was, when the pool cannot hold the rest.
         """
         if seq_id in self._tables:
             raise ValueError(f"sequence {seq_id!r} already has blocks")
@@ -71,6 +77,11 @@ class KVCacheManager:
             hit_blocks.append(block_id)
             hit_hashes.append(block_hash)
             parent = block_hash
+        reused = len(hit_blocks) * self.block_size
+        partial = self.pool.longest_child(
+            parent, token_ids[reused : min(reused + self.block_size, len(token_ids) - 1)]
+        )
+        partial_source = None if partial is None else self.pool.blocks[partial[0]].block_hash
         self.pool.acquire(hit_blocks)
         try:
             new_blocks = self.pool.allocate(
@@ -83,8 +94,23 @@ class KVCacheManager:
             raise
         self._tables[seq_id] = hit_blocks + new_blocks
         self._hashes[seq_id] = hit_hashes
-        reused = len(hit_blocks) * self.block_size
+        if partial is not None and partial_source is not None:
+            reused += self._copy_partial(partial[0], partial_source, new_blocks[0], partial[1])
         return reused
+
+    def _copy_partial(self, source_id: int, source_hash: BlockHash, destination: int, tokens: int) -> int:
+        """Put the first `tokens` K/V rows of the cached block (`source_id` before allocation, indexed
+        under `source_hash`) into `destination`; returns how many tokens that reuses (0 if none).
+
+        Allocation may have moved the source's content elsewhere (still indexed under its hash) when
+        `destination` was the source itself; then the content is already in place.
+        """
+        if source_id == destination:
+            return tokens
+        now_at = self.pool.lookup(source_hash)
+        if now_at is None or not self.pool.copy(now_at, destination):
+            return 0
+        return tokens
 
     def _next_block_hash(self, token_ids: Sequence[int], index: int, parent: BlockHash) -> BlockHash | None:
         """The hash block `index` will have once computed, if `token_ids` fill it."""
@@ -116,11 +142,12 @@ class KVCacheManager:
         if num_full <= len(hashes):
             return
         parent = hashes[-1] if hashes else ROOT_HASH
-        start = len(hashes) * self.block_size
-        new_tokens = token_ids[start : num_full * self.block_size]
-        for block_hash in hash_prefix_blocks(new_tokens, self.block_size, parent):
-            self.pool.register(table[len(hashes)], block_hash)
+        for index in range(len(hashes), num_full):
+            tokens = token_ids[index * self.block_size : (index + 1) * self.block_size]
+            block_hash = hash_block(parent, tokens)
+            self.pool.register(table[index], block_hash, parent, tokens)
             hashes.append(block_hash)
+            parent = block_hash
 
     def truncate(self, seq_id: str, num_tokens: int) -> None:
         """Drop the blocks past those covering `num_tokens` tokens (speculative rollback)."""
@@ -132,8 +159,22 @@ class KVCacheManager:
             self.pool.release(reversed(table[keep:]))
             del table[keep:]
 
-    def free(self, seq_id: str) -> None:
-        """Release all of a sequence's blocks; its registered blocks stay cached until evicted."""
+    def free(self, seq_id: str, computed: Sequence[int] = ()) -> None:
+        """Release all of a sequence's blocks; its registered blocks stay cached until evicted.
+
+        `computed`: the tokens whose K/V the sequence holds (its first positions). Their full blocks
+        are registered as `commit` does, and the rows of a partly filled last block stay cached as a
+        partial block (no sequence writes into it any more), so the next request that continues them
+        (a completion after a prefill, a keystroke after an abandoned suggestion) copies them.
+        """
+        if computed and seq_id in self._tables:
+            self.commit(seq_id, computed, len(computed))
+            hashes, blocks = self._hashes[seq_id], self._tables[seq_id]
+            start = len(hashes) * self.block_size
+            if start < len(computed) and len(hashes) < len(blocks):
+                parent = hashes[-1] if hashes else ROOT_HASH
+                tail = computed[start:]
+                self.pool.register(blocks[len(hashes)], hash_block(parent, tail), parent, tail)
         table = self._tables.pop(seq_id, None)
         self._hashes.pop(seq_id, None)
         if table is not None:

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from inference.config import EngineConfig
-from inference.layers.attention import AttentionMetadata, KVCache, SequenceSpan
+from inference.layers.paged_kv import AttentionMetadata, KVCache, SequenceSpan
 from inference.loading import LoadedModel
 from inference.models.base import CausalLM
 from inference.models.config import ModelConfig

@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from inference.layers.attention import Attention, AttentionMetadata, KVCache
+from inference.layers.attention import Attention
+from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.layers.linear import pack_linears
 from inference.layers.mlp import SwiGLU
 from inference.layers.norm import RMSNorm

@@ -87,8 +87,7 @@ class DraftModelProposer:
 
     def release(self, seq_id: str) -> None:
         """Free the draft's blocks and state for a finished sequence."""
-        self._fed.pop(seq_id, None)
-        self.kv.free(seq_id)
+        self.kv.free(seq_id, self._fed.pop(seq_id, []))
 
     def _sync(self, seq_id: str, token_ids: Sequence[int]) -> None:
         """Make the draft's fed tokens a prefix of the sequence (allocating on first sight)."""

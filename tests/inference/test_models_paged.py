@@ -7,13 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from inference.layers.attention import (
-    GROUPED_QUERY_MAX_TOKENS,
-    AttentionMetadata,
-    KVCache,
-    causal_mask,
-    gather_kv,
-)
+from inference.layers.attention import GROUPED_QUERY_MAX_TOKENS, causal_mask
+from inference.layers.paged_kv import AttentionMetadata, KVCache, gather_kv
 from inference.loading import LoadedModel, load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 

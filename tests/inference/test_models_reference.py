@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import torch
 
-from inference.layers.attention import GROUPED_QUERY_MAX_TOKENS, AttentionMetadata, KVCache
+from inference.layers.attention import GROUPED_QUERY_MAX_TOKENS
+from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.loading import LoadedModel, load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 

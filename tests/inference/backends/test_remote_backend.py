@@ -66,7 +66,7 @@ async def test_a_completion_through_the_remote_engine_equals_the_engines_own(
     # Figures come from the engine's usage: the same prompt, and the KV its earlier calls left behind.
     assert first.figures.prompt_tokens == expected.figures.prompt_tokens
     assert first.figures.generated_tokens == 10
-    assert second.figures.reused_tokens == (expected.figures.prompt_tokens - 1) // 16 * 16 > 0
+    assert second.figures.reused_tokens == expected.figures.prompt_tokens - 1 > 0
     assert second.figures.computed_tokens == second.figures.prompt_tokens - second.figures.reused_tokens
     assert info.model.name == "tiny-base" and info.device == f"remote:{faced.base_url}"
     assert info.fim_template == "codedraft" and info.model.context_length == 512

@@ -167,9 +167,11 @@ def test_an_edit_keeps_the_table_consecutive_and_the_old_branch_cached() -> None
     assert kv.block_table("a") == [0, 1, 2]
     kv.free("a")
     after = [*before[:6], 99, *before[7:]]  # an edit in block 1
-    assert kv.allocate_sequence("b", after) == 4
-    # Block 1 held the text before the edit: its content moved to block 3 (the front free block) and
-    # is still found by its hash; the edited sequence reads blocks 0, 1, 2 in place.
+    # Block 0, and the first two tokens of block 1, which held the text before the edit.
+    assert kv.allocate_sequence("b", after) == 6
+    # Block 1's content moved to block 3 (the front free block) and is still found by its hash; block
+    # 1 itself, still holding that K/V, becomes the edited sequence's second block, so its first two
+    # rows need no copy; the sequence reads blocks 0, 1, 2 in place.
     assert kv.block_table("b") == [0, 1, 2]
     assert copies == [(1, 3), (2, 4)]
     kv.check_invariants()
@@ -186,9 +188,34 @@ def test_the_sequences_own_next_block_is_not_moved() -> None:
     kv.allocate_sequence("a", prompt)
     kv.commit("a", prompt, 8)
     kv.free("a")
-    # The whole prompt is cached, but its last block is recomputed for the logits: block 1 holds that
-    # very text, so it stays cached where it is and the sequence gets another block.
-    assert kv.allocate_sequence("b", prompt) == 4
-    assert copies == []
+    # The whole prompt is cached, but its last token is recomputed for the logits: block 1 holds that
+    # very text, so it stays cached where it is and the sequence gets a copy of its first 3 rows.
+    assert kv.allocate_sequence("b", prompt) == 7
+    assert copies == [(1, 2)]
     assert kv.allocate_sequence("c", [*prompt, 99]) == 8
     kv.check_invariants()
+
+
+def test_a_partial_hit_copies_the_longest_matching_sibling() -> None:
+    copies: list[tuple[int, int]] = []
+    kv = KVCacheManager(num_blocks=12, block_size=4, copy_block=lambda src, dst: copies.append((src, dst)))
+    stem = [1, 2, 3, 4]
+    reused = []
+    for seq_id, tail in (("a", [5, 6, 7, 8]), ("b", [5, 6, 9, 9]), ("c", [7, 7, 7, 7])):
+        reused.append(kv.allocate_sequence(seq_id, [*stem, *tail]))
+        kv.commit(seq_id, [*stem, *tail], 8)
+    assert reused == [0, 6, 4]  # "b" copied the rows of [5, 6] from "a"'s block
+    assert kv.block_table("a") == [0, 1] and kv.block_table("b") == [0, 2]
+    assert copies == [(1, 2)]
+    # Typed on from "b"'s text: block 0 is shared, and the first 3 rows of "b"'s second block (the
+    # longest run in common among the three siblings) are copied into the new sequence's own block.
+    assert kv.allocate_sequence("d", [*stem, 5, 6, 9, 4, 4]) == 7
+    assert copies == [(1, 2), (2, kv.block_table("d")[1])]
+    assert kv.pool.longest_child(b"no such parent", [5]) is None
+    kv.check_invariants()
+    for seq_id in "abcd":
+        kv.free(seq_id)
+    # Evicting a sibling forgets it as a child too.
+    kv.pool.allocate(kv.pool.num_free)
+    assert kv.pool.num_cached == 0
+    kv.pool.check_invariants(Counter(range(12)))

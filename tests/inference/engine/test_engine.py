@@ -41,7 +41,8 @@ def test_cache_hit_gives_the_cold_output_and_logits(model: LoadedModel) -> None:
     first = run_all(engine, [greedy("a", ids)])["a"]
     again = run_all(engine, [greedy("b", ids)])["b"]
     assert first.metrics.reused_tokens == 0
-    assert again.metrics.reused_tokens == (len(ids) - 1) // 4 * 4
+    # Every token but the last: whole blocks, then the first rows of the block that holds the last token.
+    assert again.metrics.reused_tokens == len(ids) - 1
     assert again.metrics.computed_tokens == len(ids) - again.metrics.reused_tokens
     assert cold.token_ids == first.token_ids == again.token_ids
     assert len(again.logits) == 12
@@ -54,17 +55,24 @@ def test_edit_recomputes_only_from_the_edit(model: LoadedModel) -> None:
     engine = make_engine(model)
     ids = list(range(10, 50))  # 40 tokens, 10 blocks of 4
     run_all(engine, [greedy("orig", ids, max_tokens=3)])
-    for p, expected_reused in [(17, 16), (16, 16), (3, 0), (39, 36)]:
+    cold_engine = make_engine(model, enable_prefix_cache=False)
+    for p in (17, 16, 3, 39):
         edited = list(ids)
         edited[p] = 999
         res = run_all(engine, [greedy(f"edit{p}", edited, max_tokens=3)])[f"edit{p}"]
-        assert res.metrics.reused_tokens == expected_reused, p
-        assert res.metrics.computed_tokens == 40 - expected_reused
+        # Every token before the edit, whole blocks and the first rows of the edited block alike.
+        assert res.metrics.reused_tokens == p
+        assert res.metrics.computed_tokens == 40 - p
+        cold = run_all(cold_engine, [greedy(f"cold{p}", edited, max_tokens=3)])[f"cold{p}"]
+        assert res.token_ids == cold.token_ids
+        for a, b in zip(cold.logits, res.logits, strict=True):
+            torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
     # Typing appends: the original prompt plus its 3 generated tokens is cached too.
     orig = run_all(engine, [greedy("again", ids, max_tokens=3)])["again"]
     longer = ids + orig.token_ids + [7, 8]
     res = run_all(engine, [greedy("typed", longer, max_tokens=1)])["typed"]
-    assert res.metrics.reused_tokens == 40  # 42 tokens were computed; the 10 full blocks are reused
+    # 42 tokens were computed: the 10 full blocks and the 2 computed rows of the next one are reused.
+    assert res.metrics.reused_tokens == 42
     engine.check_invariants()
 
 

@@ -12,7 +12,7 @@ from inference.config import EngineConfig, SamplingParams, SpecMode
 from inference.engine.engine import LLMEngine
 from inference.engine.model_runner import ModelRunner
 from inference.engine.sequence import FinishReason, Request
-from inference.layers.attention import AttentionMetadata, KVCache
+from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.models.config import ModelConfig
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_models import TOKENIZER_VOCAB_SIZE, write_tokenizer

@@ -19,7 +19,6 @@ from tests.fixtures.gated_model import GatedModel
 from tests.fixtures.waiting import wait_until
 from tests.inference.server.helpers import RunningDaemon, start_daemon, wait_idle
 
-BLOCK = EngineConfig().block_size
 CHUNK = 32  # background_prefill_chunk of the gated daemon
 
 
@@ -50,19 +49,19 @@ async def test_a_completion_after_a_prefill_computes_only_its_last_partial_block
     assert stats.generated_tokens == 0 and stats.requests_finished == 1
     done = await InferenceClient.collect(running.client.complete(_at_cursor("doc")))
     assert done.figures.prompt_tokens == figures.prompt_tokens
-    # Every full block but the one that holds the last token (its logits are needed) was reused.
-    assert done.figures.reused_tokens == (figures.prompt_tokens - 1) // BLOCK * BLOCK
-    assert 1 <= done.figures.computed_tokens <= BLOCK
+    # Every token but the last (its logits are needed) was reused, the prefill's partial block too.
+    assert done.figures.reused_tokens == figures.prompt_tokens - 1
+    assert done.figures.computed_tokens == 1
     assert done.figures.generated_tokens == 4
 
 
-async def test_a_prefill_of_the_same_prompt_again_computes_one_token_at_most_a_block(
+async def test_a_prefill_of_the_same_prompt_again_computes_one_token(
     running: RunningDaemon,
 ) -> None:
     first = await running.client.prefill(_at_cursor("doc"))
     again = await running.client.prefill(_at_cursor("doc"))
     assert again.figures.prompt_tokens == first.figures.prompt_tokens
-    assert 1 <= again.figures.computed_tokens <= BLOCK
+    assert again.figures.computed_tokens == 1
 
 
 @pytest.fixture
