@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from inference.layers import attention
+from inference.layers import paged_kv
 from inference.loading import load_model
 from inference.prompts.fim import fim_template_for
 from inference.tokenizer import Tokenizer
@@ -47,9 +47,9 @@ def test_project_engine_model_matches_transformers() -> None:
     ids = loaded.tokenizer.encode(prompt)
     count, block_size = len(ids), 8
     blocks = torch.arange(1, 1 + (count + block_size - 1) // block_size, dtype=torch.int64)
-    kv = attention.KVCache.allocate(loaded.config, len(blocks) + 1, block_size, torch.float32, "cpu")
+    kv = paged_kv.KVCache.allocate(loaded.config, len(blocks) + 1, block_size, torch.float32, "cpu")
     slots = torch.tensor([int(blocks[i // block_size]) * block_size + i % block_size for i in range(count)])
-    meta = attention.AttentionMetadata(
+    meta = paged_kv.AttentionMetadata(
         slot_mapping=slots, block_table=blocks, context_len=count, block_size=block_size
     )
     with torch.no_grad():
