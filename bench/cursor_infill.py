@@ -3,12 +3,12 @@
 The cases (cursors in held-out files of the standard library and of numpy) are drawn in
 ``bench/cursor_cases.py``. Each is asked as the editor would ask it, through the product's code paths:
 the language server's request (``lsp_server.completion.request``: the document window that its default
-budgets allow in the model's context, the path, the default settings; no retrieved snippets unless
-``--index`` indexes the corpus as a workspace, ``bench/cursor_retrieval.py``), the daemon's request
-path (``prepare_complete``: the model's FIM layout or its prefix-only prompt and suffix stop,
-truncation, token healing) and the engine, greedy, stopping at the end of the first line (greedy, so
-the same first line as the whole suggestion). The line then goes through the language server's
-post-processing: the score is what the user is shown.
+budgets allow in the model's context, the path, the default settings, and the snippets it retrieves
+from the corpus indexed as a workspace, ``bench/cursor_retrieval.py``; ``--no-index``: none), the
+daemon's request path (``prepare_complete``: the model's FIM layout or its prefix-only prompt and
+suffix stop, truncation, token healing) and the engine, greedy, stopping at the end of the first
+line (greedy, so the same first line as the whole suggestion). The line then goes through the
+language server's post-processing: the score is what the user is shown.
 Where the server asks nothing (the cursor in a comment) or post-processing drops the suggestion, the
 user is shown nothing, scored as an empty line.
 
@@ -187,8 +187,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--index",
-        action="store_true",
-        help="index each corpus as a workspace and send the snippets the language server retrieves",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="index each corpus as a workspace and send the snippets the language server retrieves, as "
+        "an editor with the default index.enabled asks (default); --no-index sends none",
     )
     parser.add_argument("--max-new-tokens", type=int, default=32, help="per completion")
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")

@@ -1,5 +1,6 @@
-"""Retrieved snippets for ``codedraft bench model --model PATH --index``: the corpus indexed as the
-language server indexes a workspace, and at each cursor the snippets its request would carry.
+"""Retrieved snippets for ``codedraft bench model --model PATH`` (on by default; ``--no-index``: off):
+the corpus indexed as the language server indexes a workspace, and at each cursor the snippets its
+request would carry.
 
 The corpus is copied to a scratch folder (without the directories every workspace skips) and indexed
 there. At a case's cursor the open document is what the editor has: the file without the hidden line,

@@ -50,6 +50,7 @@ def test_a_tiny_model_runs_through_the_daemon_request_path(
     model = make_tiny_checkpoint(tmp_path / "tiny", "llama", tokenizer_config={"fim_template": "prefix-only"})
     out = tmp_path / "figures.json"
     argv = ["--model", str(model), "--cases", "3", "--context-tokens", "128", "--max-new-tokens", "4"]
+    argv.append("--no-index")  # indexing the whole stdlib takes minutes; tests/bench/test_cursor_retrieval.py
     assert cursor_infill.main([*argv, "--json", str(out)]) == 0
     figures = json.loads(out.read_text())
     assert figures["fim_template"] == "prefix-only"
