@@ -16,6 +16,7 @@ from pathlib import Path
 from types import TracebackType
 
 from bench.cursor_cases import CursorCase
+from indexer.positions import utf16_length
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from indexer.skipping import ALWAYS_EXCLUDED_DIRECTORIES
 from indexer.workspace import WorkspaceIndex
@@ -23,10 +24,6 @@ from indexer.workspace import WorkspaceIndex
 # The language server gives retrieval 50 ms; a loaded benchmark machine may need more, and a cut
 # short retrieval would make the figures depend on the load.
 TIME_BUDGET_MS = 2000.0
-
-
-def _utf16_column(line: str) -> int:
-    return len(line.encode("utf-16-le")) // 2
 
 
 class CorpusRetrieval:
@@ -50,7 +47,7 @@ class CorpusRetrieval:
         self.index.update_buffer(case.path, text)
         try:
             query = RetrievalQuery(
-                path=case.path, text=text, line=len(lines) - 1, column=_utf16_column(lines[-1])
+                path=case.path, text=text, line=len(lines) - 1, column=utf16_length(lines[-1])
             )
             return self.index.retrieve(query, token_budget, TIME_BUDGET_MS)
         finally:

@@ -208,25 +208,25 @@ class BlockPool:
         self._remember(block, block_hash, parent, tuple(token_ids))
         return True
 
-    def longest_child(self, parent: BlockHash, token_ids: Sequence[int]) -> tuple[int, int] | None:
+    def longest_child(self, parent: BlockHash, token_ids: Sequence[int]) -> tuple[int, BlockHash, int] | None:
         """The cached block after `parent` whose tokens start with the longest run of `token_ids`:
-        (block id, tokens in common), or None when no child shares even the first token.
+        (block id, its hash, tokens in common), or None when no child shares even the first token.
 
         Such a block holds the K/V of those first tokens at the same positions after the same
         prefix, typically the text as it was before the user's last keystroke.
         """
-        best: tuple[int, int] | None = None
+        best: tuple[int, BlockHash, int] | None = None
         if not self.enable_caching or not token_ids:
             return None
         for block_id in self._children.get(parent, ()):
-            cached = self.blocks[block_id].token_ids
+            block = self.blocks[block_id]
             common = 0
-            for ours, theirs in zip(token_ids, cached, strict=False):
+            for ours, theirs in zip(token_ids, block.token_ids, strict=False):
                 if ours != theirs:
                     break
                 common += 1
-            if common and (best is None or common > best[1]):
-                best = (block_id, common)
+            if common and block.block_hash is not None and (best is None or common > best[2]):
+                best = (block_id, block.block_hash, common)
         return best
 
     def copy(self, source: int, destination: int) -> bool:

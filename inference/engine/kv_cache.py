@@ -81,7 +81,6 @@ class KVCacheManager:
         partial = self.pool.longest_child(
             parent, token_ids[reused : min(reused + self.block_size, len(token_ids) - 1)]
         )
-        partial_source = None if partial is None else self.pool.blocks[partial[0]].block_hash
         self.pool.acquire(hit_blocks)
         try:
             new_blocks = self.pool.allocate(
@@ -94,11 +93,11 @@ class KVCacheManager:
             raise
         self._tables[seq_id] = hit_blocks + new_blocks
         self._hashes[seq_id] = hit_hashes
-        if partial is not None and partial_source is not None:
-            reused += self._copy_partial(partial[0], partial_source, new_blocks[0], partial[1])
+        if partial is not None:
+            reused += self._copy_partial(*partial, destination=new_blocks[0])
         return reused
 
-    def _copy_partial(self, source_id: int, source_hash: BlockHash, destination: int, tokens: int) -> int:
+    def _copy_partial(self, source_id: int, source_hash: BlockHash, tokens: int, destination: int) -> int:
         """Put the first `tokens` K/V rows of the cached block (`source_id` before allocation, indexed
         under `source_hash`) into `destination`; returns how many tokens that reuses (0 if none).
 
