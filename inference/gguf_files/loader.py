@@ -8,7 +8,7 @@ import torch
 
 from inference.gguf_files.metadata import GGUFFile, model_config
 from inference.gguf_files.tokenizer import gguf_tokenizer
-from inference.gguf_files.weights import check_tensor_types, read_state, weight_bytes
+from inference.gguf_files.weights import block_quantized, check_tensor_types, read_state, weight_bytes
 from inference.loading import (
     LoadedModel,
     ModelLoadError,
@@ -30,8 +30,8 @@ def load_gguf_model(
     weights: str | None = None,
 ) -> LoadedModel:
     """Load the GGUF file at `path`, its weights dequantized to `dtype` (default per device) on `device`
-    and stored in `weights` form (float32 | float16, see `inference.layers.linear`; None: plain
-    `nn.Linear`s).
+    and stored in `weights` form (float32 | float16 | q4_1 | auto, see `inference.layers.linear` and
+    `resolve_weights`; None: plain `nn.Linear`s).
 
     Everything is checked (architecture, tensor types, memory) before any weight is dequantized.
     """
@@ -41,7 +41,8 @@ def load_gguf_model(
     config = model_config(file)
     check_tensor_types(file)
     torch_device, torch_dtype = resolve_placement(device, dtype)
-    weights = resolve_weights(weights, torch_device, torch_dtype)
+    blocks = block_quantized(file)
+    weights = resolve_weights(weights, torch_device, torch_dtype, blocks)
     check_fits(path.name, weight_bytes(file, torch_dtype), torch_device, torch_dtype, memory_limit_bytes)
     try:
         tokenizer = gguf_tokenizer(file)
@@ -65,4 +66,5 @@ def load_gguf_model(
         dtype=torch_dtype,
         name=path.stem,
         weights=weights,
+        block_quantized=blocks,
     )

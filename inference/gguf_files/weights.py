@@ -41,6 +41,16 @@ def check_tensor_types(file: GGUFFile) -> None:
             )
 
 
+# The types whose blocks the q4_1 weights form holds exactly (`inference.layers.block_linear`).
+BLOCK_FORM_TYPES = frozenset({GGMLQuantizationType.Q4_1, GGMLQuantizationType.Q8_0})
+
+
+def block_quantized(file: GGUFFile) -> bool:
+    """Whether every matrix of the file is stored in one of `BLOCK_FORM_TYPES`."""
+    matrices = [t for t in file.reader.tensors if len(t.shape) > 1]
+    return bool(matrices) and all(t.tensor_type in BLOCK_FORM_TYPES for t in matrices)
+
+
 def weight_bytes(file: GGUFFile, dtype: torch.dtype) -> int:
     """Bytes the file's weights take once dequantized to `dtype`."""
     elem = torch.empty((), dtype=dtype).element_size()

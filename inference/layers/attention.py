@@ -35,6 +35,8 @@ def causal_mask(
 # stacked instead of copying K/V per query head; longer prefills are compute-bound and gain more
 # from SDPA's causal fast path.
 GROUPED_QUERY_MAX_TOKENS = 32
+# Up to this many new rows of a sequence, the CPU kernel (when on) beats SDPA's per-call overhead.
+KERNEL_MAX_TOKENS = 4
 
 
 def paged_attention(
@@ -44,18 +46,21 @@ def paged_attention(
     meta: AttentionMetadata,
     scale: float,
     sliding_window: int | None = None,
+    kernel: bool = False,
 ) -> torch.Tensor:
     """Attention of new queries q (T, H, D) over their sequences' cached keys and values; returns (T, H, D).
 
     Each sequence's rows attend only over its own blocks, with the same kernel calls as in a call of
     that sequence alone, so batching sequences does not change any sequence's attention output.
+    kernel: a sequence of at most KERNEL_MAX_TOKENS new rows (float32, CPU, no sliding window) is
+    attended by cpu_kernels.cpp, reading its blocks in place, instead of SDPA.
     """
     if len(meta.spans) == 1:
-        return span_attention(q, k_cache, v_cache, meta.spans[0], scale, sliding_window)
+        return span_attention(q, k_cache, v_cache, meta.spans[0], scale, sliding_window, kernel)
     outputs, row = [], 0
     for span in meta.spans:
         outputs.append(
-            span_attention(q[row : row + span.rows], k_cache, v_cache, span, scale, sliding_window)
+            span_attention(q[row : row + span.rows], k_cache, v_cache, span, scale, sliding_window, kernel)
         )
         row += span.rows
     return torch.cat(outputs)  # (T, H, D)
@@ -68,9 +73,14 @@ def span_attention(
     span: SequenceSpan,
     scale: float,
     sliding_window: int | None = None,
+    kernel: bool = False,
 ) -> torch.Tensor:
     """Attention of one sequence's new queries q (T, H, D) over its cached keys and values: (T, H, D)."""
     num_new, num_heads, head_dim = q.shape
+    if kernel and num_new <= KERNEL_MAX_TOKENS and sliding_window is None and k_cache.dtype == q.dtype:
+        return torch.ops.codedraft_cpu.paged_attention(
+            q, k_cache, v_cache, span.block_table, span.context_len, scale
+        )
     k = gather_kv(k_cache, span.block_table, span.context_len, span.consecutive_from).to(
         q.dtype
     )  # (KvH, S, D)
@@ -136,6 +146,8 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
         self.o_proj = nn.Linear(q_size, hidden, bias=o_bias)
         self.split_sizes = (q_size, kv_size, kv_size)
+        # Set with the q4_1 weights form (CPU, float32): few-row attention by cpu_kernels.cpp.
+        self.kernel = False
         # Set by fuse_projections: q|k|v from one matrix product (q/k/v_proj are then dropped).
         self.qkv_proj: nn.Module | None = None
         self.q_norm: RMSNorm | None = None
@@ -163,6 +175,27 @@ class Attention(nn.Module):
         heads, kv_heads = self.num_heads, self.num_kv_heads
         if self.qkv_proj is not None and self.q_norm is None:
             qkv = self.qkv_proj(hidden).view(num_new, heads + 2 * kv_heads, self.head_dim)  # (T, H+2KvH, D)
+            if (
+                self.kernel
+                and num_new <= KERNEL_MAX_TOKENS
+                and self.sliding_window is None
+                and len(meta.spans) == 1
+            ):
+                # Rotary, the K/V write and attention in one call of cpu_kernels.cpp.
+                span = meta.spans[0]
+                out = torch.ops.codedraft_cpu.rotate_store_attend(
+                    qkv,
+                    cos,
+                    sin,
+                    k_cache,
+                    v_cache,
+                    meta.slot_mapping,
+                    span.block_table,
+                    span.context_len,
+                    heads,
+                    self.scale,
+                )  # (T, H*D)
+                return self.o_proj(out)
             qk = apply_rotary(qkv[:, : heads + kv_heads], cos, sin)  # q and k heads rotated in one go
             q, k, v = qk[:, :heads], qk[:, heads:], qkv[:, heads + kv_heads :]  # (T, H, D), (T, KvH, D) x2
         else:
@@ -177,5 +210,7 @@ class Attention(nn.Module):
                 q, k = self.q_norm(q), self.k_norm(k)
             q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         write_kv(k_cache, v_cache, k, v, meta.slot_mapping)
-        out = paged_attention(q, k_cache, v_cache, meta, self.scale, self.sliding_window)  # (T, H, D)
+        out = paged_attention(
+            q, k_cache, v_cache, meta, self.scale, self.sliding_window, self.kernel
+        )  # (T, H, D)
         return self.o_proj(out.reshape(num_new, self.num_heads * self.head_dim))

@@ -1,4 +1,4 @@
-"""How the projections of a loaded model store their weights on the CPU: `--weights float32|float16`.
+"""How the projections of a loaded model store their weights on the CPU: `--weights float32|float16|q4_1`.
 
 A model is built with `nn.Linear` (so Hugging Face state dicts load by name) and then packed once:
 every `nn.Linear` is swapped for one of the modules below, all computing y = x W^T + b on (T, in).
@@ -11,11 +11,17 @@ every `nn.Linear` is swapped for one of the modules below, all computing y = x W
   in half precision and widened in registers, activations and accumulation stay float32, so half
   the bytes per token. Weight-only: the only loss is rounding each weight to 11 significant bits.
 
-No int8 form: the int8 kernels at hand either quantize the activations too, one scale per call
-(fbgemm's `linear_dynamic`: greedy completions leave float32's within a few tokens, and a row's
-output depends on the other rows of its call, so a cache hit would not equal a miss), or are no
-faster than float32 on AVX2 without VNNI (`_weight_int8pack_mm`: 8x slower; torchao 0.18's int8
-weight-only). See the README.
+* q4_1: GGUF's blocks of 32 weights (`inference.layers.block_linear`): the projections in Q4_1 (4-bit
+  codes, a scale and a minimum per block), the output projection in Q8_0, read by this project's
+  kernels (`cpu_kernels.cpp`, compiled on first use) with float32 activations and sums. For a GGUF
+  file stored in Q4_1, these are exactly the weights the float32 form holds, at a sixth of the bytes
+  per token. A linear whose width is not a multiple of 32 stays float16.
+
+No int8-activation form: the maintained int8 and int4 kernels at hand either quantize the
+activations too, one scale per call (fbgemm's `linear_dynamic`: greedy completions leave float32's
+within a few tokens, and a row's output depends on the other rows of its call, so a cache hit would
+not equal a miss), or are slower than float16 on AVX2 without VNNI (`_weight_int8pack_mm`,
+`_weight_int4pack_mm_for_cpu`, torchao 0.18's int8 weight-only). See the README.
 
 The quantized kernels are CPU-only; on other devices only float32 is accepted and the model keeps
 its `nn.Linear`s.
@@ -23,10 +29,18 @@ its `nn.Linear`s.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
-WEIGHT_FORMATS = ("float32", "float16")
+from inference.layers.block_linear import block_quantizable, pack_block_linear
+
+WEIGHT_FORMATS = ("float32", "float16", "q4_1")
+# The forms served by this project's kernels (cpu_kernels.cpp), which also normalise with them.
+KERNEL_FORMS = frozenset({"q4_1"})
+# The linear that gives the logits: kept at 8 bits in the q4_1 form unless 4 hold it exactly.
+OUTPUT_PROJECTION = "lm_head"
 
 # What the daemon serves on the CPU unless told otherwise, chosen by `codedraft bench versus-llamacpp`
 # (README): float16 keeps greedy output equal to float32's on the replay while reading half the bytes.
@@ -63,9 +77,16 @@ class Float16Linear(nn.Module):
         return torch.ops.quantized.linear_dynamic_fp16(x, self.packed)
 
 
-_PACKERS: dict[str, type[nn.Module]] = {
-    "float32": TransposedLinear,
-    "float16": Float16Linear,
+def _block_packer(linear: nn.Linear, name: str) -> nn.Module:
+    if not block_quantizable(linear):
+        return Float16Linear(linear)
+    return pack_block_linear(linear, output=name == OUTPUT_PROJECTION)
+
+
+_PACKERS: dict[str, Callable[[nn.Linear, str], nn.Module]] = {
+    "float32": lambda linear, _name: TransposedLinear(linear),
+    "float16": lambda linear, _name: Float16Linear(linear),
+    "q4_1": _block_packer,
 }
 
 
@@ -100,4 +121,4 @@ def pack_linears(model: nn.Module, weights: str) -> None:
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, nn.Linear):
-                setattr(parent, name, packer(child))
+                setattr(parent, name, packer(child, name))

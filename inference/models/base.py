@@ -12,7 +12,7 @@ from torch import nn
 
 from inference.layers.attention import Attention
 from inference.layers.paged_kv import AttentionMetadata, KVCache
-from inference.layers.linear import pack_linears
+from inference.layers.linear import KERNEL_FORMS, pack_linears
 from inference.layers.mlp import SwiGLU
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import RotaryEmbedding
@@ -87,6 +87,10 @@ class CausalLM(nn.Module):
             if isinstance(module, (Attention, SwiGLU)):
                 module.fuse_projections()
         pack_linears(self, weights)
+        if weights in KERNEL_FORMS:
+            for module in self.modules():
+                if isinstance(module, (RMSNorm, Attention)):
+                    module.kernel = True
 
     @classmethod
     def attention_biases(cls, config: ModelConfig) -> tuple[bool, bool]:

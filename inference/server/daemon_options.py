@@ -44,11 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of this module, added to ``codedraft daemon``."""
     parser.add_argument(
         "--weights",
-        choices=("auto", "float32", "float16"),
+        choices=("auto", "float32", "float16", "q4_1"),
         default="auto",
-        help="how the model's projections are stored on the CPU: float32 (the checkpoint's values) or "
-        "float16 (fbgemm's fp16-weight kernel: half the bytes read per token, activations and sums in "
-        "float32) (default: auto, float16 on the CPU in float32, see the README's figures)",
+        help="how the model's projections are stored on the CPU: float32 (the checkpoint's values), "
+        "float16 (fbgemm's fp16-weight kernel: half the bytes read per token) or q4_1 (GGUF's 32-weight "
+        "blocks, Q4_1 or Q8_0, read by codedraft's own kernels, compiled on first use); activations and "
+        "sums stay float32 (default: auto: q4_1 for a GGUF stored in Q4_1 / Q8_0, whose weights it holds "
+        "exactly, else float16; see the README's figures)",
     )
     group = parser.add_argument_group("remote engine and network")
     group.add_argument(

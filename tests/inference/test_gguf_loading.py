@@ -11,6 +11,8 @@ import pytest
 import torch
 from gguf import GGMLQuantizationType as Q
 
+from inference.layers import cpu_kernels
+from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from tests.fixtures.tiny_gguf import with_weights, write_gguf
 from tests.fixtures.tiny_models import CHATML_TEMPLATE, corpus_texts, make_tiny_checkpoint, special_token_id
@@ -209,3 +211,37 @@ def test_metadata_and_config_agree(llama: Path, tmp_path: Path) -> None:
     assert loaded.config.num_kv_heads == config["num_key_value_heads"]
     assert loaded.config.max_position_embeddings == config["max_position_embeddings"]
     assert loaded.config.rms_norm_eps == pytest.approx(config["rms_norm_eps"])
+
+
+@pytest.mark.parametrize(("qtype", "form"), [(Q.Q4_1, Q4_1Linear), (Q.Q8_0, Q8_0Linear)])
+def test_a_block_quantized_file_is_served_in_its_own_blocks_by_default(
+    qtype: Q, form: type, llama: Path, tmp_path: Path
+) -> None:
+    write_gguf(llama, tmp_path / "model.gguf", qtype)
+    served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
+    assert (served.weights, served.block_quantized) == ("q4_1", True)
+    # pack_block_linear takes a form only where it holds the weights exactly: every linear, the
+    # output projection included, holds the file's own blocks.
+    linears = [m for m in served.model.modules() if isinstance(m, (Q4_1Linear, Q8_0Linear))]
+    assert linears and all(isinstance(m, form) for m in linears)
+    exact = load_model(tmp_path / "model.gguf", device="cpu", weights="float32")
+    ids = exact.tokenizer.encode(LONG_PROMPT)
+    torch.testing.assert_close(paged_logits(served, ids), paged_logits(exact, ids), rtol=0, atol=1e-4)
+
+
+def test_a_float_file_is_served_in_float16_by_default(llama: Path, tmp_path: Path) -> None:
+    write_gguf(llama, tmp_path / "model.gguf", Q.F32)
+    served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
+    assert (served.weights, served.block_quantized) == ("float16", False)
+
+
+def test_without_a_compiler_auto_serves_float16_and_q4_1_is_refused(
+    llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_gguf(llama, tmp_path / "model.gguf", Q.Q4_1)
+    monkeypatch.setattr(cpu_kernels, "_loaded", None)
+    monkeypatch.setenv("CODEDRAFT_KERNEL_CACHE", str(tmp_path / "kernels"))
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    assert load_model(tmp_path / "model.gguf", device="cpu", weights="auto").weights == "float16"
+    with pytest.raises(ModelLoadError, match=r"weights q4_1: could not run .*no-such-compiler"):
+        load_model(tmp_path / "model.gguf", device="cpu", weights="q4_1")

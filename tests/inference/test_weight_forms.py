@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch import nn
 
+from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
 from inference.layers.linear import (
     WEIGHT_FORMATS,
     Float16Linear,
@@ -62,12 +63,14 @@ def test_packing_replaces_every_linear_and_copies_a_tied_head(tmp_path: Path) ->
     directory = make_tiny_checkpoint(tmp_path / "tied", "llama", tie_word_embeddings=True)
     plain = load_model(directory, device="cpu")
     count = plain.model.parameter_count
-    for form, module in (("float32", TransposedLinear), ("float16", Float16Linear)):
+    for form, module in (("float32", TransposedLinear), ("float16", Float16Linear), ("q4_1", Q8_0Linear)):
         packed = load_model(directory, device="cpu", weights=form)
         assert packed.weights == form
         assert not any(isinstance(m, nn.Linear) for m in packed.model.modules())
         assert isinstance(packed.model.lm_head, module)
         assert packed.model.parameter_count == count
+    # Float weights: the projections in 4 bits, the output projection in 8 (neither holds them exactly).
+    assert isinstance(packed.model.model.layers[0].mlp.down_proj, Q4_1Linear)
 
 
 def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
@@ -83,7 +86,8 @@ def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("arch", "weights"), [("llama", "float32"), ("llama", "float16"), ("qwen3", "float16")]
+    ("arch", "weights"),
+    [("llama", "float32"), ("llama", "float16"), ("qwen3", "float16"), ("llama", "q4_1"), ("qwen3", "q4_1")],
 )
 def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: str, tmp_path: Path) -> None:
     # llama: q and k rotated together out of the fused projection; qwen3: q/k norms first.
