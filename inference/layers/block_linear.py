@@ -76,6 +76,9 @@ def dequantize_q8_0(codes: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
 
 
 class _BlockLinear(nn.Module):
+    """The blocks are plain tensor attributes, not buffers: the kernels are CPU-only and a decode step
+    reads them about 200 times, so they skip `nn.Module.__getattr__`."""
+
     def __init__(self, linear: nn.Linear) -> None:
         super().__init__()
         if not block_quantizable(linear):
@@ -90,16 +93,10 @@ class _BlockLinear(nn.Module):
 class Q4_1Linear(_BlockLinear):
     """y = x W^T + b with W in Q4_1 blocks."""
 
-    codes: torch.Tensor
-    scales: torch.Tensor
-    minimums: torch.Tensor
-
     def __init__(self, linear: nn.Linear) -> None:
         super().__init__(linear)
-        codes, scales, minimums = quantize_q4_1(linear.weight)
-        self.register_buffer("codes", codes)
-        self.register_buffer("scales", scales)
-        self.register_buffer("minimums", minimums)
+        self.codes, self.scales, self.minimums = quantize_q4_1(linear.weight)
+        self.product = torch.ops.codedraft_cpu.q4_1_linear.default
 
     def dequantized(self) -> torch.Tensor:
         """The weights this layer multiplies by, float32 (out, in)."""
@@ -107,21 +104,17 @@ class Q4_1Linear(_BlockLinear):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, in) -> (T, out)."""
-        out = torch.ops.codedraft_cpu.q4_1_linear(x, self.codes, self.scales, self.minimums, FEW_ROWS)
+        out = self.product(x, self.codes, self.scales, self.minimums, FEW_ROWS)
         return out if self.bias is None else out + self.bias
 
 
 class Q8_0Linear(_BlockLinear):
     """y = x W^T + b with W in Q8_0 blocks."""
 
-    codes: torch.Tensor
-    scales: torch.Tensor
-
     def __init__(self, linear: nn.Linear) -> None:
         super().__init__(linear)
-        codes, scales = quantize_q8_0(linear.weight)
-        self.register_buffer("codes", codes)
-        self.register_buffer("scales", scales)
+        self.codes, self.scales = quantize_q8_0(linear.weight)
+        self.product = torch.ops.codedraft_cpu.q8_0_linear.default
 
     def dequantized(self) -> torch.Tensor:
         """The weights this layer multiplies by, float32 (out, in)."""
@@ -129,7 +122,7 @@ class Q8_0Linear(_BlockLinear):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, in) -> (T, out)."""
-        out = torch.ops.codedraft_cpu.q8_0_linear(x, self.codes, self.scales, FEW_ROWS)
+        out = self.product(x, self.codes, self.scales, FEW_ROWS)
         return out if self.bias is None else out + self.bias
 
 
