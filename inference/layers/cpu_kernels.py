@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 SOURCE = Path(__file__).with_name("cpu_kernels.cpp")
-_FLAGS = ("-O3", "-march=native", "-shared", "-fPIC", "-std=c++20", "-w")
+_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++20", "-w")
 _lock = threading.Lock()
 _loaded: Path | None = None
 

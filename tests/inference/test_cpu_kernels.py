@@ -157,3 +157,15 @@ def test_attention_refuses_blocks_outside_the_pool() -> None:
         torch.ops.codedraft_cpu.paged_attention(
             torch.randn(1, 6, 16), k_cache, v_cache, torch.tensor([1]), 9, 1.0
         )
+
+
+def test_two_threads_split_the_work_and_give_the_same_outputs() -> None:
+    # The kernels parallelise over weight rows and query heads with torch's OpenMP pool.
+    packed = Q4_1Linear(_linear(rows=300))
+    x = torch.randn(3, 128, generator=torch.Generator().manual_seed(5))
+    k_cache, v_cache = _pool()
+    q, table = torch.randn(2, 6, 16), torch.tensor([3, 1, 4])
+    alone = packed(x), torch.ops.codedraft_cpu.paged_attention(q, k_cache, v_cache, table, 10, 0.25)
+    torch.set_num_threads(2)
+    shared = packed(x), torch.ops.codedraft_cpu.paged_attention(q, k_cache, v_cache, table, 10, 0.25)
+    assert all(torch.equal(a, b) for a, b in zip(alone, shared, strict=True))
