@@ -92,8 +92,12 @@ def _library_path(compiler: str) -> Path:
 
 
 def _build(compiler: str, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch_dir = tempfile.TemporaryDirectory(dir=target.parent)
+    except OSError as exc:
+        raise KernelBuildError(f"cannot write the kernel cache {target.parent}: {exc}") from exc
+    with scratch_dir as scratch:
         output = Path(scratch) / target.name
         try:
             done = subprocess.run(_command(compiler, output), capture_output=True, text=True, timeout=600)

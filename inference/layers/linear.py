@@ -42,8 +42,9 @@ KERNEL_FORMS = frozenset({"q4_1"})
 # The linear that gives the logits: kept at 8 bits in the q4_1 form unless 4 hold it exactly.
 OUTPUT_PROJECTION = "lm_head"
 
-# What the daemon serves on the CPU unless told otherwise, chosen by `codedraft bench versus-llamacpp`
-# (README): float16 keeps greedy output equal to float32's on the replay while reading half the bytes.
+# What the daemon serves on the CPU unless told otherwise for a checkpoint q4_1 does not hold exactly
+# (`loading.resolve_weights`), chosen by `codedraft bench versus-llamacpp` (README): float16 keeps greedy
+# output equal to float32's on the replay while reading half the bytes.
 DEFAULT_CPU_WEIGHTS = "float16"
 
 

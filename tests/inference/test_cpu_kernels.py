@@ -4,11 +4,14 @@ RMS norm, and few-row paged attention with and without the fused rotary and K/V 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from inference.layers import cpu_kernels
 from inference.layers.attention import span_attention
 from inference.layers.block_linear import (
     FEW_ROWS,
@@ -18,7 +21,7 @@ from inference.layers.block_linear import (
     pack_block_linear,
     quantize_q4_1,
 )
-from inference.layers.cpu_kernels import load_cpu_kernels
+from inference.layers.cpu_kernels import KernelBuildError, load_cpu_kernels
 from inference.layers.paged_kv import SequenceSpan, write_kv
 from inference.layers.rotary import apply_rotary
 from tests.inference.engine.engine_helpers import one_torch_thread
@@ -169,3 +172,17 @@ def test_two_threads_split_the_work_and_give_the_same_outputs() -> None:
     torch.set_num_threads(2)
     shared = packed(x), torch.ops.codedraft_cpu.paged_attention(q, k_cache, v_cache, table, 10, 0.25)
     assert all(torch.equal(a, b) for a, b in zip(alone, shared, strict=True))
+
+
+def test_a_failing_compiler_or_an_unwritable_cache_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cpu_kernels, "_loaded", None)
+    monkeypatch.setenv("CODEDRAFT_KERNEL_CACHE", str(tmp_path / "kernels"))
+    monkeypatch.setenv("CXX", "false")  # runs, exits 1
+    with pytest.raises(KernelBuildError, match=r"compiling cpu_kernels.cpp failed \(false\)"):
+        load_cpu_kernels()
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("CODEDRAFT_KERNEL_CACHE", str(tmp_path / "file" / "kernels"))
+    with pytest.raises(KernelBuildError, match="cannot write the kernel cache"):
+        load_cpu_kernels()
