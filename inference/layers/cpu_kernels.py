@@ -1,4 +1,5 @@
-"""Builds and loads `cpu_kernels.cpp`, the CPU kernels of the block-quantized weight forms.
+"""Builds and loads `kernels/` (`library.cpp` and the headers it includes), the CPU kernels of the
+q4_1 weights form, as `torch.ops.codedraft_cpu`.
 
 The source is compiled on first use with the system's C++ compiler (`$CXX`, else `c++`) against the
 installed torch, for this CPU (`-march=native`), into `~/.cache/codedraft/kernels` (or
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import torch
 
-SOURCE = Path(__file__).with_name("cpu_kernels.cpp")
+SOURCES = Path(__file__).with_name("kernels")
+SOURCE = SOURCES / "library.cpp"
 _FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++20", "-w")
 _lock = threading.Lock()
 _loaded: Path | None = None
@@ -84,7 +86,9 @@ def _command(compiler: str, output: Path) -> list[str]:
 
 def _library_path(compiler: str) -> Path:
     key = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), torch.__version__.encode(), compiler.encode(), _cpu_flags().encode()):
+    files = sorted(SOURCES.glob("*.[ch]*"))
+    parts = [path.read_bytes() for path in files]
+    for part in (*parts, torch.__version__.encode(), compiler.encode(), _cpu_flags().encode()):
         key.update(part)
         key.update(b"\0")
     key.update(" ".join(_FLAGS).encode())
@@ -105,7 +109,7 @@ def _build(compiler: str, target: Path) -> None:
             raise KernelBuildError(f"could not run {compiler}: {exc}") from exc
         if done.returncode != 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-15:])
-            raise KernelBuildError(f"compiling {SOURCE.name} failed ({compiler}):\n{tail}")
+            raise KernelBuildError(f"compiling kernels/{SOURCE.name} failed ({compiler}):\n{tail}")
         os.replace(output, target)  # atomic: a concurrent build of the same key is harmless
 
 

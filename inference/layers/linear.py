@@ -13,7 +13,7 @@ every `nn.Linear` is swapped for one of the modules below, all computing y = x W
 
 * q4_1: GGUF's blocks of 32 weights (`inference.layers.block_linear`): the projections in Q4_1 (4-bit
   codes, a scale and a minimum per block), the output projection in Q8_0, read by this project's
-  kernels (`cpu_kernels.cpp`, compiled on first use) with float32 activations and sums. For a GGUF
+  kernels (`kernels/`, compiled on first use) with float32 activations and sums. For a GGUF
   file stored in Q4_1, these are exactly the weights the float32 form holds, at a sixth of the bytes
   per token. A linear whose width is not a multiple of 32 stays float16.
 
@@ -37,7 +37,7 @@ from torch import nn
 from inference.layers.block_linear import block_quantizable, pack_block_linear
 
 WEIGHT_FORMATS = ("float32", "float16", "q4_1")
-# The forms served by this project's kernels (cpu_kernels.cpp), which also normalise with them.
+# The forms served by this project's kernels (`kernels/`), which also normalise with them.
 KERNEL_FORMS = frozenset({"q4_1"})
 # The linear that gives the logits: kept at 8 bits in the q4_1 form unless 4 hold it exactly.
 OUTPUT_PROJECTION = "lm_head"

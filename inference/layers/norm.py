@@ -14,7 +14,7 @@ class RMSNorm(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(dim))
         self.eps = eps
-        # Set with the q4_1 weights form (CPU, float32): one call of cpu_kernels.cpp's rms_norm,
+        # Set with the q4_1 weights form (CPU, float32): one call of the kernels' rms_norm,
         # the same arithmetic in one pass instead of ATen's six small operations.
         self.kernel = False
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from inference.layers.attention import Attention
+from inference.layers.attention import KERNEL_MAX_TOKENS, Attention
+from inference.layers.fused_layer import FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.layers.linear import KERNEL_FORMS, pack_linears
 from inference.layers.mlp import SwiGLU
@@ -30,6 +31,8 @@ class DecoderLayer(nn.Module):
         self.mlp = SwiGLU(config.hidden_size, config.intermediate_size, bias=mlp_bias)
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        # Set with the q4_1 weights form where the layer qualifies: its few-row step in one kernel call.
+        self.fused: FusedDecoderStep | None = None
 
     def forward(
         self,
@@ -41,6 +44,8 @@ class DecoderLayer(nn.Module):
         meta: AttentionMetadata,
     ) -> torch.Tensor:
         """hidden (T, hidden_size) -> (T, hidden_size)."""
+        if self.fused is not None and hidden.shape[0] <= KERNEL_MAX_TOKENS and len(meta.spans) == 1:
+            return self.fused(hidden, cos, sin, k_cache, v_cache, meta)
         hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
         return hidden + self.mlp(self.post_attention_layernorm(hidden))
 
@@ -91,6 +96,9 @@ class CausalLM(nn.Module):
             for module in self.modules():
                 if isinstance(module, (RMSNorm, Attention)):
                     module.kernel = True
+            for layer in self.model.layers:
+                if isinstance(layer, DecoderLayer):
+                    layer.fused = FusedDecoderStep.of(layer)
 
     @classmethod
     def attention_biases(cls, config: ModelConfig) -> tuple[bool, bool]:

@@ -1,4 +1,4 @@
-"""The kernels of the q4_1 weights form (`inference/layers/cpu_kernels.cpp`), against the same
+"""The kernels of the q4_1 weights form (`inference/layers/kernels/`), against the same
 arithmetic in plain torch: the block quantizers, the block products in both of their paths, the
 RMS norm, and few-row paged attention with and without the fused rotary and K/V write."""
 
@@ -180,7 +180,7 @@ def test_a_failing_compiler_or_an_unwritable_cache_is_a_clear_error(
     monkeypatch.setattr(cpu_kernels, "_loaded", None)
     monkeypatch.setenv("CODEDRAFT_KERNEL_CACHE", str(tmp_path / "kernels"))
     monkeypatch.setenv("CXX", "false")  # runs, exits 1
-    with pytest.raises(KernelBuildError, match=r"compiling cpu_kernels.cpp failed \(false\)"):
+    with pytest.raises(KernelBuildError, match=r"compiling kernels/library.cpp failed \(false\)"):
         load_cpu_kernels()
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("CODEDRAFT_KERNEL_CACHE", str(tmp_path / "file" / "kernels"))

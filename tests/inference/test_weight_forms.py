@@ -17,6 +17,7 @@ from inference.layers.linear import (
     concat_linears,
     pack_linears,
 )
+from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.loading import ModelLoadError, load_model, resolve_weights
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 from tests.inference.engine.engine_helpers import assert_cache_hit_and_speculation_exact, one_torch_thread
@@ -94,3 +95,29 @@ def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: st
     make_tiny_checkpoint(tmp_path / arch, arch, tie_word_embeddings=True)
     model = load_model(tmp_path / arch, device="cpu", weights=weights)
     assert_cache_hit_and_speculation_exact(model)
+
+
+def test_the_fused_decode_step_equals_the_layer_modules(tmp_path: Path) -> None:
+    make_tiny_checkpoint(tmp_path / "llama", "llama", tie_word_embeddings=True)
+    model = load_model(tmp_path / "llama", device="cpu", weights="q4_1").model
+    layers = list(model.model.layers)
+    assert all(layer.fused is not None for layer in layers)
+    config = model.config
+    kv = KVCache.allocate(config, 4, 4, torch.float32, "cpu")
+    for cache in (*kv.k, *kv.v):
+        cache.normal_(generator=torch.Generator().manual_seed(4))
+    meta = AttentionMetadata(torch.tensor([9, 10]), torch.tensor([3, 0, 2]), 11, 4)
+    hidden = torch.randn(2, config.hidden_size, generator=torch.Generator().manual_seed(5))
+    cos, sin = model.rotary(torch.tensor([9, 10]))
+    layer, k, v = layers[1], kv.k[1].clone(), kv.v[1].clone()
+    fused = layer(hidden, cos, sin, kv.k[1], kv.v[1], meta)
+    layer.fused = None
+    plain = layer(hidden, cos, sin, k, v, meta)
+    torch.testing.assert_close(fused, plain, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close((kv.k[1], kv.v[1]), (k, v), rtol=1e-6, atol=1e-6)
+
+
+def test_layers_with_q_k_norms_keep_their_modules(tmp_path: Path) -> None:
+    make_tiny_checkpoint(tmp_path / "qwen3", "qwen3", tie_word_embeddings=True)
+    model = load_model(tmp_path / "qwen3", device="cpu", weights="q4_1").model
+    assert all(layer.fused is None for layer in model.model.layers)

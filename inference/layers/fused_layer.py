@@ -1,0 +1,66 @@
+"""A decoder layer's few-row step as one kernel call: the q4_1 form's fast path for decoding.
+
+With the q4_1 weights form, a decode step of a Llama-layout layer (fused q|k|v and gate|up, all four
+products in Q4_1 blocks without biases, no q/k norms, no sliding window) runs its norms, products,
+RoPE, K/V write and attention as `torch.ops.codedraft_cpu.decoder_layer`: the same kernels and ATen
+operations as the layer's modules, without the Python between them (about 15 module and operator
+calls a layer). Anything else takes the modules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from inference.layers.block_linear import FEW_ROWS, Q4_1Linear
+from inference.layers.paged_kv import AttentionMetadata
+
+if TYPE_CHECKING:
+    from inference.models.base import DecoderLayer
+
+
+class FusedDecoderStep:
+    """Holds one layer's tensors for `decoder_layer`; built by `of` when the layer qualifies."""
+
+    def __init__(self, layer: DecoderLayer, projections: list[Q4_1Linear]) -> None:
+        attention = layer.self_attn
+        self.input_norm = layer.input_layernorm.weight.detach()
+        self.post_norm = layer.post_attention_layernorm.weight.detach()
+        self.eps = float(layer.input_layernorm.eps)
+        self.heads, self.scale = attention.num_heads, float(attention.scale)
+        self.weights = [t for p in projections for t in (p.codes, p.scales, p.minimums)]
+        self.step = torch.ops.codedraft_cpu.decoder_layer.default
+
+    @classmethod
+    def of(cls, layer: DecoderLayer) -> FusedDecoderStep | None:
+        """The fused step of a packed `DecoderLayer`, or None when it does not qualify."""
+        attention, mlp = layer.self_attn, layer.mlp
+        candidates = [attention.qkv_proj, attention.o_proj, mlp.gate_up_proj, mlp.down_proj]
+        projections = [p for p in candidates if isinstance(p, Q4_1Linear)]
+        norms = (layer.input_layernorm, layer.post_attention_layernorm)
+        qualifies = (
+            len(projections) == len(candidates)
+            and all(p.bias is None for p in projections)
+            and attention.kernel
+            and attention.q_norm is None
+            and attention.sliding_window is None
+            and all(n.kernel and n.eps == norms[0].eps for n in norms)
+        )
+        return cls(layer, projections) if qualifies else None
+
+    def __call__(
+        self,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        meta: AttentionMetadata,
+    ) -> torch.Tensor:
+        """hidden (T, hidden_size) of one sequence -> (T, hidden_size); writes the rows' K/V first."""
+        span = meta.spans[0]
+        return self.step(
+            hidden, self.input_norm, self.post_norm, self.eps, self.weights, cos, sin, k_cache, v_cache,
+            meta.slot_mapping, span.block_table, span.context_len, self.heads, self.scale, FEW_ROWS,
+        )  # fmt: skip
