@@ -1,14 +1,15 @@
 """Linears with GGUF-style block-quantized weights for the CPU: the `q4_1` weights form.
 
 Each row of W is cut into blocks of 32 weights, quantized as llama.cpp's reference quantizer does:
-* Q4_1 (the projections): 4-bit codes q, a float16 scale d and minimum m per block; w = d q + m.
-* Q8_0 (the output projection, as llama.cpp keeps it): 8-bit codes and a float16 scale; w = d q.
+* Q4_1: 4-bit codes q, a float16 scale d and minimum m per block; w = d q + m (0.625 bytes a weight).
+* Q8_0: 8-bit codes and a float16 scale; w = d q (1.06 bytes a weight).
 
-For a GGUF whose weights already are Q4_1 / Q8_0, quantizing the dequantized values gives back the
-file's own blocks (the block minimum and maximum are always codes 0 and 15, or ±127), so these are
-the weights of the float32 path, read at 0.625 (Q4_1) or 1.06 (Q8_0) bytes each instead of 4.
-Activations and sums stay float32 (`kernels/`): outputs differ from float32's only in
-summation order.
+`pack_block_linear` gives each linear the first of these that holds its weights exactly: for a GGUF
+stored in Q4_1 / Q8_0, quantizing the dequantized values gives back the file's own blocks (a block's
+extremes are always codes 0 and 15, or ±127), so the weights are those of the float32 form. Weights
+that neither holds exactly (a float checkpoint) become Q4_1, the output projection Q8_0, as llama.cpp
+keeps it. Activations and sums stay float32 (`kernels/`): with exact weights, outputs differ from
+float32's only in summation order.
 """
 
 from __future__ import annotations
