@@ -228,12 +228,14 @@ async def _serve(
     stopping = asyncio.ensure_future(stop_requested.wait())
     await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     if loading.done() and loading.exception() is None:
-        info = daemon.servicer.served.info if daemon.servicer.served else None
-        if info is not None:
+        served = daemon.servicer.served
+        info = served.info if served else None
+        if served is not None and info is not None:
             drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"
+            weights = f", weights {served.weights}" if served.weights else ""
             described = (
                 f"({info.model.architecture}, {info.model.parameters / 1e6:.1f}M parameters{drafted}) "
-                f"on {info.device} {info.dtype}"
+                f"on {info.device} {info.dtype}{weights}"
             )
             if network.remote is not None:
                 described = f"on {info.device}"

@@ -111,4 +111,5 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         context_length=context,
         limits=limits,
         info=info,
+        weights=target.weights,
     )

@@ -100,7 +100,7 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
             == f"codedraft daemon listening on unix:{socket_path} (loading {endless_model_dir} on auto)"
         )
         assert daemon.lines[1].startswith(
-            "ready: endless (llama, 0.2M parameters, no draft model) on cpu float32"
+            "ready: endless (llama, 0.2M parameters, no draft model) on cpu float32, weights float16"
         )
         assert "loaded in" in daemon.lines[1]
         assert daemon.lines[2] == f"editors connect with: codedraft lsp --daemon unix:{socket_path}"
