@@ -11,11 +11,12 @@ every `nn.Linear` is swapped for one of the modules below, all computing y = x W
   in half precision and widened in registers, activations and accumulation stay float32, so half
   the bytes per token. Weight-only: the only loss is rounding each weight to 11 significant bits.
 
-* q4_1: GGUF's blocks of 32 weights (`inference.layers.block_linear`): the projections in Q4_1 (4-bit
-  codes, a scale and a minimum per block), the output projection in Q8_0, read by this project's
-  kernels (`kernels/`, compiled on first use) with float32 activations and sums. For a GGUF
-  file stored in Q4_1, these are exactly the weights the float32 form holds, at a sixth of the bytes
-  per token. A linear whose width is not a multiple of 32 stays float16.
+* q4_1: GGUF's blocks of 32 weights (`inference.layers.block_linear`): Q4_1 (4-bit codes, a scale and
+  a minimum per block), or Q8_0 where only that holds a matrix exactly (and for the output projection
+  of a float checkpoint), read by this project's kernels (`kernels/`, compiled on first use) with
+  float32 activations and sums; the norms, few-row attention and whole few-row layer steps use them
+  too. For a GGUF file stored in Q4_1 / Q8_0 these are exactly the weights the float32 form holds, at
+  a sixth (Q4_1) of the bytes per token. A linear whose width is not a multiple of 32 stays float16.
 
 No int8-activation form: the maintained int8 and int4 kernels at hand either quantize the
 activations too, one scale per call (fbgemm's `linear_dynamic`: greedy completions leave float32's

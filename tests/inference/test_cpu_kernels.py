@@ -186,3 +186,14 @@ def test_a_failing_compiler_or_an_unwritable_cache_is_a_clear_error(
     monkeypatch.setenv("CODEDRAFT_KERNEL_CACHE", str(tmp_path / "file" / "kernels"))
     with pytest.raises(KernelBuildError, match="cannot write the kernel cache"):
         load_cpu_kernels()
+
+
+def test_a_bad_slot_is_refused_before_any_kv_is_written() -> None:
+    k_cache, v_cache = _pool()
+    before = k_cache.clone(), v_cache.clone()
+    qkv, trig = torch.randn(2, 10, 16), torch.ones(2, 16)
+    with pytest.raises(RuntimeError, match="slot 999 out of range"):
+        torch.ops.codedraft_cpu.rotate_store_attend(
+            qkv, trig, trig, k_cache, v_cache, torch.tensor([5, 999]), torch.tensor([1, 2]), 6, 6, 0.25
+        )
+    assert torch.equal(k_cache, before[0]) and torch.equal(v_cache, before[1])

@@ -50,10 +50,12 @@ at::Tensor rotate_store_attend(const at::Tensor& qkv_in, const at::Tensor& cos_i
   const float* src = qkv.data_ptr<float>();
   const int64_t* slot = slots.data_ptr<int64_t>();
   const int64_t head_stride = pool.blocks * pool.block_size * D;
+  for (int64_t t = 0; t < T; ++t) {  // all checked before anything is written
+    TORCH_CHECK(slot[t] >= 0 && slot[t] < pool.blocks * pool.block_size, "slot ", slot[t], " out of range");
+  }
   at::Tensor q = at::empty({T, heads, D}, qkv.options());
   float* qp = q.data_ptr<float>();
   for (int64_t t = 0; t < T; ++t) {
-    TORCH_CHECK(slot[t] >= 0 && slot[t] < pool.blocks * pool.block_size, "slot ", slot[t], " out of range");
     const float* c = cos.data_ptr<float>() + t * D;
     const float* s = sin.data_ptr<float>() + t * D;
     for (int64_t h = 0; h < heads + 2 * KvH; ++h) {
