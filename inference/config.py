@@ -113,7 +113,8 @@ class EngineConfig:
     max_step_tokens: int = 2048
     prefill_chunk: int = 1024
     # A prefill request (RequestKind.PREFILL) reads its prompt in chunks this small (at most
-    # prefill_chunk), so that a completion arriving meanwhile waits for at most one short step.
+    # prefill_chunk). A completion arriving meanwhile stops the pass between two layers, and the
+    # chunk's work is redone later: small chunks lose little.
     background_prefill_chunk: int = 128
     # End a request whose output loops, keeping the loop's first copy (inference.engine.repetition).
     stop_repetition: bool = True

@@ -33,7 +33,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from inference.config import EngineConfig
+from inference.config import EngineConfig, RequestKind
 from inference.engine.admission import SequenceAdmission
 from inference.engine.errors import (
     EngineError,
@@ -104,6 +104,8 @@ class LLMEngine:
         self.admission = SequenceAdmission(self.kv, self.scheduler, self.proposers)
         self._lock = threading.Lock()
         self._inbox: list[Sequence] = []
+        # Set when a request other than a prefill arrives: a pass of prefills only stops for it.
+        self._user_arrived = threading.Event()
         self._aborts: list[str] = []
         self._live: dict[str, Sequence] = {}
         self._arrivals = itertools.count()
@@ -143,6 +145,8 @@ class LLMEngine:
                 raise ResourceExhaustedError(f"request queue full ({self.config.max_waiting} waiting)")
             self._live[request.request_id] = seq
             self._inbox.append(seq)
+            if request.kind is not RequestKind.PREFILL:
+                self._user_arrived.set()
 
     def abort(self, request_id: str) -> None:
         """Stop a request at the next step and free its blocks (unknown or finished ids are ignored)."""
@@ -193,6 +197,7 @@ class LLMEngine:
     def _step(self) -> list[RequestOutput]:
         with self._lock:
             new, self._inbox = self._inbox, []
+            self._user_arrived.clear()
             aborts, self._aborts = self._aborts, []
         touched: list[Sequence] = []
         for seq in new:
@@ -225,7 +230,8 @@ class LLMEngine:
             touched.append(seq)
         # A request preempted after it was planned gave its blocks away: it must not write into them.
         batch = [p for p in planned if p.seq.status == SeqStatus.RUNNING]
-        self.runner.run_batch(batch)
+        background = all(p.seq.request.kind is RequestKind.PREFILL for p in batch)
+        self.runner.run_batch(batch, self._user_arrived.is_set if background else None)
         for seq in (p.seq for p in batch):
             if seq.finish_reason is not None:
                 self._finish(seq, seq.finish_reason)

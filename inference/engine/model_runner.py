@@ -9,7 +9,7 @@ sequence's own blocks).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -44,9 +44,15 @@ class PagedModel(Protocol):
         ...
 
     def hidden_states(
-        self, input_ids: torch.Tensor, positions: torch.Tensor, kv: KVCache, meta: AttentionMetadata
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv: KVCache,
+        meta: AttentionMetadata,
+        interrupt: Callable[[], bool] | None = None,
     ) -> torch.Tensor:
-        """input_ids, positions: (T,) int64 -> (T, hidden_size); writes the new K/V into `kv`."""
+        """input_ids, positions: (T,) int64 -> (T, hidden_size); writes the new K/V into `kv`. Raises
+        `ForwardInterrupted` between layers once `interrupt` answers True."""
         ...
 
 
@@ -107,9 +113,12 @@ class ModelRunner:
             raise ValueError(f"bad forward call: {num_logits} logits")
         return self.forward_batch([ForwardRows(token_ids, start_pos, block_table, slots, num_logits)])[0]
 
-    def forward_batch(self, parts: Sequence[ForwardRows]) -> list[torch.Tensor]:
+    def forward_batch(
+        self, parts: Sequence[ForwardRows], interrupt: Callable[[], bool] | None = None
+    ) -> list[torch.Tensor]:
         """One forward pass over the new tokens of several sequences; float32 logits (num_logits, V)
-        of each part, in order. Each part reads and writes only its own sequence's K/V.
+        of each part, in order. Each part reads and writes only its own sequence's K/V. The pass
+        raises `ForwardInterrupted` between layers once `interrupt` answers True.
         """
         ids: list[int] = []
         positions: list[int] = []
@@ -133,7 +142,7 @@ class ModelRunner:
         with torch.inference_mode():
             input_ids = torch.tensor(ids, dtype=torch.int64, device=device)
             hidden = self.model.hidden_states(
-                input_ids, torch.tensor(positions, dtype=torch.int64, device=device), self.kv, meta
+                input_ids, torch.tensor(positions, dtype=torch.int64, device=device), self.kv, meta, interrupt
             )  # (T, hidden)
             # Only the rows we sample from go through lm_head: with a 150k vocabulary, projecting a
             # whole prompt would cost more than the transformer itself.

@@ -11,7 +11,8 @@ Policy, in plain Python:
   queue behind a long refactor, and one decode token of each generation per step would add up;
 * prefills (a prompt computed ahead of a completion, RequestKind.PREFILL) fill an idle engine only:
   they get no work while any other request runs or waits, and read `background_prefill_chunk` tokens
-  a step, so a completion that arrives meanwhile waits for one short step at most. Being the lowest
+  a step; a pass of prefills only stops between two layers when another request arrives (the engine's
+  `interrupt`), so that request waits for one layer at most. Being the lowest
   priority, a prefill is the first to give its blocks back when the pool runs dry, and never takes
   blocks from another request.
 """

@@ -25,6 +25,7 @@ from inference.engine.healing import constrained
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ForwardRows, ModelRunner
 from inference.engine.sequence import FinishReason, Sequence
+from inference.models.base import ForwardInterrupted
 from inference.sampling import choose_token, token_probabilities
 from inference.spec_decode.controller import choose_proposal
 from inference.spec_decode.proposer import Proposal, Proposer
@@ -92,17 +93,21 @@ class SequenceRunner:
         self.costs.record(name, len(proposal.tokens) + 1, time.perf_counter() - started)
         return None
 
-    def run_batch(self, planned: list[PlannedRows]) -> None:
+    def run_batch(self, planned: list[PlannedRows], interrupt: Callable[[], bool] | None = None) -> None:
         """Run the planned rows in one forward pass, then each sequence's own follow-up.
 
         A pass of plain decode steps only is the price of a plain step (each of its sequences waited
         that long for its token).
         An `EngineError` of one sequence's follow-up ends that sequence only (`seq.error`).
+        A pass that `interrupt` stops between layers advances no sequence: their rows run again later.
         """
         if not planned:
             return
         started = time.perf_counter()
-        all_logits = self.target.forward_batch([p.rows for p in planned])
+        try:
+            all_logits = self.target.forward_batch([p.rows for p in planned], interrupt)
+        except ForwardInterrupted:
+            return
         if not any(p.seq.in_prefill for p in planned):
             self.costs.record(PLAIN, 1, time.perf_counter() - started)
         for p, logits in zip(planned, all_logits, strict=True):

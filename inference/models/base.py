@@ -7,6 +7,8 @@ module tree mirrors the Hugging Face checkpoints (`model.embed_tokens`, `model.l
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -18,6 +20,11 @@ from inference.layers.mlp import SwiGLU
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import RotaryEmbedding
 from inference.models.config import ModelConfig
+
+
+class ForwardInterrupted(Exception):
+    """A forward pass stopped between two layers because its caller asked it to (`interrupt`). The K/V
+    it wrote lie in slots past what its sequences have computed; the pass is redone later."""
 
 
 class DecoderLayer(nn.Module):
@@ -118,11 +125,21 @@ class CausalLM(nn.Module):
         return self.lm_head(self.hidden_states(input_ids, positions, kv, meta)).float()
 
     def hidden_states(
-        self, input_ids: torch.Tensor, positions: torch.Tensor, kv: KVCache, meta: AttentionMetadata
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv: KVCache,
+        meta: AttentionMetadata,
+        interrupt: Callable[[], bool] | None = None,
     ) -> torch.Tensor:
-        """Final normed hidden states (T, hidden_size), for callers that need only some logits."""
+        """Final normed hidden states (T, hidden_size), for callers that need only some logits.
+
+        `interrupt` is asked before every layer but the first; when it answers True the pass stops
+        with `ForwardInterrupted` (a background pass giving way to a user's request within a layer)."""
         hidden = self.model.embed_tokens(input_ids)  # (T, hidden)
         cos, sin = self.rotary(positions)  # (T, D) each
-        for layer, k_cache, v_cache in zip(self.model.layers, kv.k, kv.v, strict=True):
+        for index, (layer, k_cache, v_cache) in enumerate(zip(self.model.layers, kv.k, kv.v, strict=True)):
+            if index and interrupt is not None and interrupt():
+                raise ForwardInterrupted(f"interrupted before layer {index}")
             hidden = layer(hidden, cos, sin, k_cache, v_cache, meta)
         return self.model.norm(hidden)

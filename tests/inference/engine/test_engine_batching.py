@@ -57,9 +57,11 @@ def _recording_batches(engine: LLMEngine) -> list[list[int]]:
     batches: list[list[int]] = []
     forward_batch = engine.target.forward_batch
 
-    def recorded(parts: Sequence[ForwardRows]) -> list[torch.Tensor]:
+    def recorded(
+        parts: Sequence[ForwardRows], interrupt: Callable[[], bool] | None = None
+    ) -> list[torch.Tensor]:
         batches.append([len(part.token_ids) for part in parts])
-        return forward_batch(parts)
+        return forward_batch(parts, interrupt)
 
     engine.target.forward_batch = recorded  # type: ignore[method-assign]
     return batches

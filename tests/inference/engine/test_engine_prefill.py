@@ -5,6 +5,7 @@ blocks from a running completion, and what they (or any stopped request) compute
 from __future__ import annotations
 
 import pytest
+import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.engine import LLMEngine
@@ -68,6 +69,58 @@ def test_a_completion_arriving_during_a_prefill_runs_at_the_next_step(model: Loa
     assert warm.request_id == "warm" and warm.num_computed == 8
     res = run_all(engine, [])
     assert res["warm"].reason == FinishReason.LENGTH and res["warm"].metrics.computed_tokens == 80
+
+
+def test_a_completion_arriving_mid_pass_stops_a_prefill_between_layers(model: LoadedModel) -> None:
+    ids, completion_ids = list(range(100, 150)), list(range(300, 320))
+    engine = make_engine(model, background_prefill_chunk=16)
+    completion = _request("comp", completion_ids, RequestKind.COMPLETION, max_tokens=3)
+    layers_run: list[int] = []
+
+    def arrive_during_layer_zero(module: object, args: object) -> None:
+        layers_run.append(0)
+        if len(layers_run) == 1:  # during the prefill's first pass, as its first layer starts
+            engine.add_request(completion)
+
+    hook = model.model.model.layers[0].register_forward_pre_hook(arrive_during_layer_zero)
+    try:
+        engine.add_request(_request("warm", ids, RequestKind.PREFILL))
+        assert engine.step() == []  # the pass stopped before layer 1: nothing advanced
+        warm = engine.scheduler.running[0]
+        assert warm.num_computed == 0 and warm.metrics.computed_tokens == 0
+        assert len(layers_run) == 1
+        res = run_all(engine, [])
+    finally:
+        hook.remove()
+    # The completion ran next, alone, with the tokens it gets on an idle engine.
+    assert res["comp"].metrics.target_forward_passes == 3
+    assert res["comp"].token_ids == run_all(make_engine(model), [completion])["comp"].token_ids
+    # The prefill redid the interrupted chunk: its KV is bit for bit that of a prefill never stopped.
+    assert res["warm"].metrics.computed_tokens == 50
+    done = run_all(engine, [_request("after", ids, RequestKind.COMPLETION)])["after"]
+    calm = make_engine(model, background_prefill_chunk=16)
+    run_all(calm, [_request("warm", ids, RequestKind.PREFILL)])
+    same = run_all(calm, [_request("after", ids, RequestKind.COMPLETION)])["after"]
+    assert done.metrics.reused_tokens == 49 and done.token_ids == same.token_ids
+    assert torch.equal(torch.stack(done.logits), torch.stack(same.logits))
+
+
+def test_a_pass_with_a_completion_in_it_is_never_interrupted(model: LoadedModel) -> None:
+    engine = make_engine(model)
+    arrivals = iter([_request("late", list(range(400, 410)), RequestKind.COMPLETION, max_tokens=2)])
+
+    def arrive(module: object, args: object) -> None:
+        late = next(arrivals, None)
+        if late is not None:
+            engine.add_request(late)
+
+    hook = model.model.model.layers[0].register_forward_pre_hook(arrive)
+    try:
+        engine.add_request(_request("first", list(range(100, 120)), RequestKind.COMPLETION, max_tokens=2))
+        outputs = engine.step()
+    finally:
+        hook.remove()
+    assert [out.request_id for out in outputs] == ["first"] and outputs[0].token_ids
 
 
 def test_a_generation_also_pauses_a_prefill(model: LoadedModel) -> None:

@@ -4,6 +4,8 @@ several tokens at once all stream the same text."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 from torch import nn
@@ -42,7 +44,12 @@ class ScriptedModel(nn.Module):
         )
 
     def hidden_states(
-        self, input_ids: torch.Tensor, positions: torch.Tensor, kv: KVCache, meta: AttentionMetadata
+        self,
+        input_ids: torch.Tensor,
+        positions: torch.Tensor,
+        kv: KVCache,
+        meta: AttentionMetadata,
+        interrupt: Callable[[], bool] | None = None,
     ) -> torch.Tensor:
         nxt = [self.script[min(int(p) + 1, len(self.script) - 1)] for p in positions]
         return nn.functional.one_hot(torch.tensor(nxt), TOKENIZER_VOCAB_SIZE).float()  # (T, V)
