@@ -61,12 +61,13 @@ async def _complete(served: Any, request: Any, request_id: str) -> tuple[str, An
 
 
 def _budgets(served: Any, settings: Any, context_tokens: int) -> Any:
-    """The language server's budgets for this model, or ``context_tokens`` split 3:1 (no snippets)."""
-    from lsp_server.completion.budgets import PromptBudgets, fit_budgets
+    """The language server's budgets for this model, or those of its local prompt of
+    ``context_tokens`` tokens (no snippets; see ``lsp_server.completion.cold_prompts``)."""
+    from lsp_server.completion.budgets import fit_budgets
+    from lsp_server.completion.cold_prompts import local_budgets
 
-    if context_tokens <= 0:
-        return fit_budgets(settings, served.context_length)
-    return PromptBudgets(prefix=context_tokens * 3 // 4, suffix=context_tokens // 4, context=0)
+    budgets = fit_budgets(settings, served.context_length)
+    return budgets if context_tokens <= 0 else local_budgets(budgets, context_tokens)
 
 
 async def _suggest(served: Any, request: Any, mode: str, request_id: str) -> tuple[str, Any]:
@@ -183,7 +184,8 @@ def _parser() -> argparse.ArgumentParser:
         "--context-tokens",
         type=int,
         default=0,
-        help="document tokens around the cursor (default 0: the language server's budgets for the model)",
+        help="the language server's local prompt of this many tokens, as sent where the full prompt is "
+        "cold (completion.coldPromptMs; default 0: the full prompt's budgets for the model)",
     )
     parser.add_argument(
         "--index",

@@ -51,6 +51,7 @@ class Visit:
     warm_ms: float | None
     warm_computed: int | None
     paused_ms: float  # from the cursor move to the request
+    first_local: bool  # the first suggestion sent the local stand-in of a cold full prompt
 
 
 def source_files(count: int) -> list[Path]:
@@ -163,11 +164,18 @@ async def _visit(
         None if warm is None else float(warm.firstTokenMs),
         None if warm is None else int(warm.promptTokens - warm.reusedTokens),
         paused_ms,
+        bool(getattr(first, "localPrompt", False)),
     )
 
 
-def _settings(prefill: bool, max_tokens: int) -> dict[str, Any]:
-    completion = {"debounceMs": 1, "maxDebounceMs": 1, "maxTokens": max_tokens, "timeoutMs": 120_000}
+def _settings(prefill: bool, args: argparse.Namespace) -> dict[str, Any]:
+    completion = {
+        "debounceMs": 1,
+        "maxDebounceMs": 1,
+        "maxTokens": args.max_tokens,
+        "timeoutMs": 120_000,
+        "coldPromptMs": args.cold_prompt_ms,
+    }
     return {"completion": {**completion, "prefill": prefill}}
 
 
@@ -193,7 +201,7 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
             types.InitializeParams(
                 capabilities=types.ClientCapabilities(),
                 root_uri=workspace.as_uri(),
-                initialization_options=_settings(False, args.max_tokens),
+                initialization_options=_settings(False, args),
             )
         )
         client.initialized(types.InitializedParams())
@@ -206,7 +214,7 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
             prefill = (trial % 2 == 1) != (trial // 2 % 2 == 1)  # off, on, on, off, …: same load for both
             client.protocol.notify(
                 types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-                types.DidChangeConfigurationParams(settings=_settings(prefill, args.max_tokens)),
+                types.DidChangeConfigurationParams(settings=_settings(prefill, args)),
             )
             copy = copies[trial]
             visit = await _visit(
@@ -222,7 +230,8 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
                 print(
                     f"  {copy.name:<40} prefill {'on ' if prefill else 'off'}: "
                     f"first {visit.first_ms:7.0f} ms "
-                    f"({visit.first_computed} of {visit.first_prompt} tokens computed), warm "
+                    f"({visit.first_computed} of {visit.first_prompt} tokens computed"
+                    f"{', local prompt' if visit.first_local else ''}), warm "
                     f"{visit.warm_ms or 0:6.0f} ms ({visit.warm_computed} computed)",
                     flush=True,
                 )
@@ -261,7 +270,11 @@ def report(visits: list[Visit], pause_s: float, loads: tuple[tuple[float, ...], 
     computed = _median([float(v.warm_computed) for v in visits if v.warm_computed is not None])
     print(f"{'warm (after a keystroke at that place)':<44}{warm_ms:>10.0f}{1.0:>10.2f}{computed:>10.0f}")
     prompts = _median([float(v.first_prompt) for v in visits])
-    print(f"prompt tokens of the first suggestions, median: {prompts:.0f}")
+    local = sum(v.first_local for v in visits)
+    print(
+        f"prompt tokens of the first suggestions, median: {prompts:.0f}; {local} of {len(visits)} sent "
+        "the local prompt (completion.coldPromptMs)"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -281,6 +294,12 @@ def main(argv: list[str]) -> int:
         help="extend each pause until the daemon is idle (the prefill done): a user who reads long enough",
     )
     parser.add_argument("--max-tokens", type=int, default=8, help="tokens per suggestion (default: 8)")
+    parser.add_argument(
+        "--cold-prompt-ms",
+        type=int,
+        default=500,
+        help="the server's completion.coldPromptMs (default: 500, its default; 0: always the full prompt)",
+    )
     parser.add_argument("--kv-cache-mb", type=int, default=256, help="the daemon's KV pool (default: 256)")
     parser.add_argument(
         "--threads", type=int, default=None, help="the daemon's torch threads (default: torch's)"

@@ -71,6 +71,10 @@ class CompletionSettings:
     the cursor rests at a new place (the daemon's lowest priority; typing always comes first)."""
     prefill_delay_ms: int = 200
     """How long the cursor must rest at a new place before the prompt there is computed."""
+    cold_prompt_ms: int = 500
+    """The longest the daemon may spend computing the prompt of a suggestion at a place it has not
+    computed before: a longer full prompt is replaced there by the lines nearest the cursor until a
+    prefill or a suggestion has computed it (measured speed; ``0``: always the full prompt)."""
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,7 @@ _CONVERTER.register_structure_hook_func(lambda hint: typing.get_origin(hint) is 
 _INVALID = object()
 
 
+_ZERO_ALLOWED = {"temperature", "cold_prompt_ms"}
 _CHOICES = {"device": {"auto", "cpu", "cuda"}, "speculation": {"auto", "off", "ngram", "draft"}}
 
 
@@ -199,5 +204,5 @@ def _in_range(name: str, value: Any) -> bool:
     if name in _CHOICES:
         return value in _CHOICES[name]
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return value >= 0 if name == "temperature" else value > 0
+        return value >= 0 if name in _ZERO_ALLOWED else value > 0
     return True

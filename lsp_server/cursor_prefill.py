@@ -6,7 +6,10 @@ extension sends when the selection changes, and from the range of a ``textDocume
 request (editors ask for code actions where the cursor is). Once the cursor has rested for
 ``completion.prefillDelayMs`` at a new place, the server builds the very request a completion there
 would send and hands it to the daemon's ``Prefill``, which computes its KV at the lowest priority and
-generates nothing; the next suggestion there reuses it.
+generates nothing; the next suggestion there reuses it. Where that request is the local stand-in of a
+cold full prompt (:mod:`lsp_server.completion.cold_prompts`), the full prompt is computed next, and
+suggestions there send it once it is done. After a suggestion that sent a local prompt, the full one
+is computed once typing has paused for ``QUIET_S``.
 
 Typing always comes first: an edit or a completion request of the document drops a prefill that is
 still waiting, a cursor that moves while the document is being typed in (within ``QUIET_S`` of an edit
@@ -20,12 +23,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.completion.cold_prompts import PlannedPrompt
 from lsp_server.config import CompletionSettings
 from lsp_server.daemon import RequestRejected
 
@@ -38,10 +42,11 @@ QUIET_S = 1.0
 # computed stays cached).
 PREFILL_TIMEOUT_S = 120.0
 
-BuildRequest = Callable[[str, types.Position], Awaitable[pb.CompleteRequest | None]]
-"""The request a completion at a cursor would send, or None where no completion would ask the daemon."""
+BuildPrompts = Callable[[str, types.Position], Awaitable[Sequence[PlannedPrompt]]]
+"""The prompts to compute ahead of a completion at a cursor, in order; none where no completion would
+ask the daemon."""
 
-SendPrefill = Callable[[pb.CompleteRequest, float], Awaitable[pb.PrefillResponse | None]]
+SendPrefill = Callable[[PlannedPrompt, float], Awaitable[pb.PrefillResponse | None]]
 """The daemon's ``Prefill`` with a timeout in seconds; None while no daemon is ready. Raises
 ``TimeoutError``, ``ConnectionError`` or ``RequestRejected`` (a completion superseded it)."""
 
@@ -60,7 +65,7 @@ class CursorPrefill:
     """Decides when the prompt at a document's cursor is computed ahead of a completion there."""
 
     def __init__(
-        self, settings: Callable[[], CompletionSettings], build: BuildRequest, send: SendPrefill
+        self, settings: Callable[[], CompletionSettings], build: BuildPrompts, send: SendPrefill
     ) -> None:
         self._settings = settings
         self._build = build
@@ -87,6 +92,20 @@ class CursorPrefill:
         loop = asyncio.get_running_loop()
         document.waiting = loop.call_later(
             settings.prefill_delay_ms / 1000.0, self._start, uri, document, position
+        )
+
+    def settle(self, uri: str, position: types.Position) -> None:
+        """A suggestion at ``position`` sent a local prompt: compute the full one there once typing has
+        paused for ``QUIET_S`` (an edit or a completion request before then drops it)."""
+        settings = self._settings()
+        if not settings.prefill or self.skipped is not None:
+            return
+        document = self._documents.setdefault(uri, _Document())
+        _cancel_waiting(document)
+        document.cursor = (position.line, position.character)
+        loop = asyncio.get_running_loop()
+        document.waiting = loop.call_later(
+            max(QUIET_S, settings.prefill_delay_ms / 1000.0), self._start, uri, document, position
         )
 
     def edited(self, uri: str) -> None:
@@ -121,32 +140,30 @@ class CursorPrefill:
 
     async def _prefill(self, uri: str, document: _Document, position: types.Position) -> None:
         try:
-            request = await self._build(uri, position)
-            if request is None:
-                return
-            reply = await self._send(request, PREFILL_TIMEOUT_S)
+            for prompt in await self._build(uri, position):
+                reply = await self._send(prompt, PREFILL_TIMEOUT_S)
+                if reply is None:
+                    return
+                if reply.skipped:
+                    self.skipped = reply.skipped
+                    log.info("the daemon skips prefills (%s); no more are sent", reply.skipped)
+                    return
+                self.last = reply
+                self.finished += 1
+                log.debug(
+                    "prefilled %s %s:%s (%s prompt): %d prompt tokens, %d computed",
+                    uri,
+                    position.line,
+                    position.character,
+                    "local" if prompt.local else "full",
+                    reply.figures.prompt_tokens,
+                    reply.figures.computed_tokens,
+                )
         except (TimeoutError, ConnectionError, RequestRejected) as error:
             log.debug("prefill at %s %s:%s stopped: %s", uri, position.line, position.character, error)
-            return
         finally:
             if document.running is asyncio.current_task():
                 document.running = None
-        if reply is None:
-            return
-        if reply.skipped:
-            self.skipped = reply.skipped
-            log.info("the daemon skips prefills (%s); no more are sent", reply.skipped)
-            return
-        self.last = reply
-        self.finished += 1
-        log.debug(
-            "prefilled %s %s:%s: %d prompt tokens, %d computed",
-            uri,
-            position.line,
-            position.character,
-            reply.figures.prompt_tokens,
-            reply.figures.computed_tokens,
-        )
 
 
 def _cancel_waiting(document: _Document) -> None:

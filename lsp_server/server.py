@@ -17,6 +17,7 @@ from pygls.workspace import TextDocument
 from inference import codedraft_version
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.at_position import query_at
+from lsp_server.completion.cold_prompts import PlannedPrompt
 from lsp_server.completion.service import CompletionService
 from lsp_server.config import DaemonSettings, Settings
 from lsp_server.cursor_prefill import CursorPrefill
@@ -50,7 +51,7 @@ class CodedraftServer(LanguageServer):
             self.daemon.cancel,
         )
         self.prefill = CursorPrefill(
-            lambda: self.settings.completion, self._prefill_request, self.daemon.prefill
+            lambda: self.settings.completion, self._prefill_prompts, self._send_prefill
         )
         self.workspace_root: Path | None = None
         self.index: WorkspaceIndex | None = None
@@ -73,11 +74,17 @@ class CodedraftServer(LanguageServer):
             return []
         return index.retrieve(query, token_budget, time_budget_ms, cancel)
 
-    async def _prefill_request(self, uri: str, position: types.Position) -> pb.CompleteRequest | None:
+    async def _prefill_prompts(self, uri: str, position: types.Position) -> list[PlannedPrompt]:
         query = query_at(self, uri, position)
         if isinstance(query, str):
-            return None
-        return await self.completions.prefill_request(query)
+            return []
+        return await self.completions.prefill_prompts(query)
+
+    async def _send_prefill(self, prompt: PlannedPrompt, timeout_s: float) -> pb.PrefillResponse | None:
+        reply = await self.daemon.prefill(prompt.request, timeout_s)
+        if reply is not None:
+            self.completions.prefilled(prompt.request.session_id, prompt, reply)
+        return reply
 
     def open_document(self, uri: str) -> TextDocument | None:
         """The document the editor opened at ``uri``, or None if it never did."""

@@ -1,7 +1,7 @@
 """What the backend is doing, sent to the editor as ``codedraft/status`` notifications.
 
 Params: ``{state, message, model?, device?, prefixOnly?, index?: {done, total}, lastCompletion?:
-{latencyMs, promptTokens, reusedTokens, daemonMs, firstTokenMs}, suppressed?}`` with state one of
+{latencyMs, promptTokens, reusedTokens, daemonMs, firstTokenMs, localPrompt}, suppressed?}`` with state one of
 loading, indexing, ready, degraded, error. ``prefixOnly`` is true when the model has no
 fill-in-the-middle tokens: its suggestions are written from the code above the cursor only (the code
 below only stops them).

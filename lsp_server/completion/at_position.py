@@ -38,6 +38,8 @@ async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position)
                 "daemonMs": round(outcome.daemon_ms, 1),
                 # the daemon's time from the request's arrival to its first token
                 "firstTokenMs": round(figures.time_to_first_token_ms, 1) if figures is not None else 0.0,
+                # the lines nearest the cursor stood in for a full prompt the daemon had not computed
+                "localPrompt": outcome.local,
             },
         )
     return outcome
@@ -48,7 +50,10 @@ async def _suggest(ls: CodedraftServer, uri: str, position: types.Position) -> C
     if isinstance(query, str):
         return CompletionOutcome(None, query)
     ls.prefill.completing(uri)
-    return await ls.completions.complete(query)
+    outcome = await ls.completions.complete(query)
+    if outcome.local and outcome.reason != SUPERSEDED:
+        ls.prefill.settle(uri, position)
+    return outcome
 
 
 def query_at(ls: CodedraftServer, uri: str, position: types.Position) -> CompletionQuery | str:

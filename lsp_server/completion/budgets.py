@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lsp_server.completion.window import LINE_STEP
 from lsp_server.config import CompletionSettings
 
 # Template markers, the path header and the snippets' headers, plus the error of the window's
@@ -25,6 +26,8 @@ class PromptBudgets:
     prefix: int
     suffix: int
     context: int
+    line_step: int = LINE_STEP
+    """The window's edges move in steps of this many lines (see ``window.py``)."""
 
 
 def fit_budgets(settings: CompletionSettings, context_length: int) -> PromptBudgets:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.budgets import fit_budgets
+from lsp_server.completion.budgets import PromptBudgets, fit_budgets
+from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
@@ -76,6 +77,8 @@ class CompletionOutcome:
     """Time spent waiting on the daemon's stream (the rest of ``latency_ms`` is the server's own)."""
     figures: pb.RequestFigures | None = None
     snippets: list[Snippet] = field(default_factory=list)
+    local: bool = False
+    """Whether the daemon was sent the local stand-in of a cold full prompt (see ``cold_prompts``)."""
 
 
 class CompletionService:
@@ -101,6 +104,7 @@ class CompletionService:
         self.debounce = AdaptiveDebounce(initial.debounce_ms, initial.max_debounce_ms)
         self.cache = SuggestionCache()
         self.trees = DocumentTrees()
+        self.cold = ColdPrompts()
         self._snippets: dict[str, tuple[int, list[Snippet]]] = {}
         self._started = 0
         self._sent: dict[str, int] = {}
@@ -132,6 +136,7 @@ class CompletionService:
         self.trees.forget(uri)
         self._snippets.pop(uri, None)
         self._sent.pop(uri, None)
+        self.cold.forget(uri)
 
     async def _ask_model(
         self,
@@ -142,7 +147,9 @@ class CompletionService:
         number: int,
     ) -> CompletionOutcome:
         await asyncio.sleep(self.debounce.delay_ms(query.uri) / 1000.0)
-        request, snippets = await self._request_for(query, settings)
+        prompts, snippets = await self._prompts_for(query, settings)
+        prompt = prompts[0]
+        request = prompt.request
         # Debounce waits and retrieval times differ, so a document's requests can get here out of order;
         # an older one must not reach the daemon after a newer one, which it would then supersede.
         if self._sent.get(query.uri, 0) > number:
@@ -154,7 +161,9 @@ class CompletionService:
                 request, context, settings.timeout_ms / 1000.0
             )
         except TimeoutError:
-            return CompletionOutcome(None, "timed out", latency_ms=_ms_since(started), snippets=snippets)
+            return CompletionOutcome(
+                None, "timed out", latency_ms=_ms_since(started), snippets=snippets, local=prompt.local
+            )
         except ConnectionError as error:
             return CompletionOutcome(None, f"daemon unavailable: {error}", latency_ms=_ms_since(started))
         except RequestRejected as error:
@@ -164,7 +173,7 @@ class CompletionService:
         daemon_ms = _ms_since(streaming)
         if superseded:
             return CompletionOutcome(
-                None, SUPERSEDED, False, _ms_since(started), daemon_ms, figures, snippets
+                None, SUPERSEDED, False, _ms_since(started), daemon_ms, figures, snippets, prompt.local
             )
         postprocessing = asyncio.to_thread(postprocess, context, text)
         if finishing is None:
@@ -175,45 +184,51 @@ class CompletionService:
             finally:
                 finishing.cancel()
             daemon_ms = max(daemon_ms, (finished - streaming) * 1000.0)
+        if figures is not None and figures.generated_tokens > 0:  # the daemon computed the whole prompt
+            self.cold.answered(query.uri, prompt, figures, figures.time_to_first_token_ms)
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
-            return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets)
+            return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets, prompt.local)
         self.cache.remember(query.uri, context.prefix, context.suffix, verdict.text)
-        return CompletionOutcome(verdict.text, None, False, latency, daemon_ms, figures, snippets)
+        return CompletionOutcome(
+            verdict.text, None, False, latency, daemon_ms, figures, snippets, prompt.local
+        )
 
-    async def prefill_request(self, query: CompletionQuery) -> pb.CompleteRequest | None:
-        """The request a completion at ``query``'s cursor would send now (same snippets, budgets and
-        window, so the daemon's prompt is byte-identical), or None where no completion would ask the
-        daemon (suggestions off or suppressed there, or already cached)."""
+    async def prefill_prompts(self, query: CompletionQuery) -> list[PlannedPrompt]:
+        """The prompts to compute ahead of a completion at ``query``'s cursor, in order: the request a
+        completion there would send now (same snippets, budgets and window, so the daemon's prompt is
+        byte-identical), then the full prompt when that one is its local stand-in. None where no
+        completion would ask the daemon (suggestions off or suppressed there, or already cached)."""
         settings = self._settings()
         context = await asyncio.to_thread(
             self.trees.cursor_context, query.uri, query.text, query.offset, query.language
         )
         if suppression_reason(context, settings, deleted=False) is not None:
-            return None
+            return []
         if self.cache.lookup(query.uri, context.prefix, context.suffix) is not None:
-            return None
-        request, _ = await self._request_for(query, settings)
-        return request
+            return []
+        prompts, _ = await self._prompts_for(query, settings)
+        return prompts
 
-    async def _request_for(
+    def prefilled(self, uri: str, prompt: PlannedPrompt, reply: pb.PrefillResponse) -> None:
+        """The daemon has computed ``prompt`` for a prefill: it answers completions now."""
+        if reply.prefilled:
+            self.cold.answered(uri, prompt, reply.figures, reply.figures.total_ms)
+
+    async def _prompts_for(
         self, query: CompletionQuery, settings: CompletionSettings
-    ) -> tuple[pb.CompleteRequest, list[Snippet]]:
-        """The daemon request of a completion at ``query``'s cursor, and the snippets it carries."""
+    ) -> tuple[list[PlannedPrompt], list[Snippet]]:
+        """The prompt a completion at ``query``'s cursor sends, then the full prompt when that one is
+        its local stand-in (``cold_prompts``); and the snippets the first carries."""
         budgets = fit_budgets(settings, self._context_length())
         snippets = await self._snippets_for(query, budgets.context)
-        request = complete_request(
-            session_id=query.uri,
-            text=query.text,
-            offset=query.offset,
-            path=query.path,
-            language=query.language,
-            snippets=snippets,
-            settings=settings,
-            budgets=budgets,
-        )
-        return request, snippets
+        full = _request(query, settings, budgets, snippets)
+        plan = self.cold.plan(query.uri, full, budgets, settings.cold_prompt_ms)
+        if isinstance(plan, PlannedPrompt):
+            return [plan], snippets
+        local = PlannedPrompt(_request(query, settings, plan, []), None)
+        return [local, PlannedPrompt.full(full)], []
 
     async def _stream_text(
         self, request: pb.CompleteRequest, context: CursorContext, timeout_s: float
@@ -279,6 +294,21 @@ async def _final_figures(stream: AsyncIterator[pb.CompleteChunk]) -> _Final:
     finally:
         await stream.aclose()  # type: ignore[attr-defined]
     return figures, time.monotonic()
+
+
+def _request(
+    query: CompletionQuery, settings: CompletionSettings, budgets: PromptBudgets, snippets: list[Snippet]
+) -> pb.CompleteRequest:
+    return complete_request(
+        session_id=query.uri,
+        text=query.text,
+        offset=query.offset,
+        path=query.path,
+        language=query.language,
+        snippets=snippets,
+        settings=settings,
+        budgets=budgets,
+    )
 
 
 def _ms_since(started: float) -> float:

@@ -24,11 +24,13 @@ class DocumentWindow:
     last_line: int
 
 
-def cursor_window(text: str, offset: int, prefix_tokens: int, suffix_tokens: int) -> DocumentWindow:
+def cursor_window(
+    text: str, offset: int, prefix_tokens: int, suffix_tokens: int, line_step: int = LINE_STEP
+) -> DocumentWindow:
     """The window around character ``offset`` of ``text`` within the token budgets.
 
     The prefix keeps whole lines nearest the cursor up to its budget, then drops lines from its start
-    up to a multiple of :data:`LINE_STEP`; the suffix does the same towards the end (unless the budget
+    up to a multiple of ``line_step``; the suffix does the same towards the end (unless the budget
     is under a step). The cursor's own line is always whole.
     """
     offset = max(0, min(offset, len(text)))
@@ -43,7 +45,7 @@ def cursor_window(text: str, offset: int, prefix_tokens: int, suffix_tokens: int
         budget -= len(lines_before[-keep - 1]) + 1
         keep += 1
     first_line = cursor_line - keep + 1
-    rounded = -(-first_line // LINE_STEP) * LINE_STEP
+    rounded = -(-first_line // line_step) * line_step
     if 0 < first_line and rounded < cursor_line:
         first_line = rounded
     prefix = "\n".join(lines_before[first_line:])
@@ -55,7 +57,7 @@ def cursor_window(text: str, offset: int, prefix_tokens: int, suffix_tokens: int
         keep += 1
     last_line = cursor_line + keep - 1
     document_last = cursor_line + len(lines_after) - 1
-    rounded = last_line // LINE_STEP * LINE_STEP
+    rounded = last_line // line_step * line_step
     if last_line < document_last and rounded > cursor_line:
         last_line = rounded
     suffix = "\n".join(lines_after[: last_line - cursor_line + 1])

@@ -24,8 +24,8 @@ def test_the_report_gives_each_first_suggestion_as_a_multiple_of_the_warm_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     visits = [
-        Visit(False, 3000.0, 3100.0, 2000, 2100, 100.0, 8, 1500.0),
-        Visit(True, 150.0, 180.0, 9, 2100, 100.0, 8, 9000.0),
+        Visit(False, 3000.0, 3100.0, 2000, 2100, 100.0, 8, 1500.0, False),
+        Visit(True, 150.0, 180.0, 9, 2100, 100.0, 8, 9000.0, True),
     ]
     report(visits, 1.0, ((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)))
     out = capsys.readouterr().out
@@ -38,3 +38,4 @@ def test_the_report_gives_each_first_suggestion_as_a_multiple_of_the_warm_one(
     }
     assert rows["first suggestion, prefill off"][:3] == ["3000", "30.00", "2000"]
     assert rows["first suggestion, prefill on"][:3] == ["150", "1.50", "9"]
+    assert "1 of 2 sent the local prompt" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -37,6 +38,7 @@ class ScriptedDaemon:
         self.stall_after = stall_after
         self.error = error
         self.requests: list[pb.CompleteRequest] = []
+        self.figures = pb.RequestFigures(prompt_tokens=40, reused_tokens=32, computed_tokens=8)
         self.closed: list[bool] = []
         self.sent: list[int] = []
         self.cancelled: list[str] = []
@@ -62,7 +64,7 @@ class ScriptedDaemon:
         if older is not None:
             older.set()
         self._by_session[request.session_id] = request_id
-        figures = pb.RequestFigures(prompt_tokens=40, reused_tokens=32, computed_tokens=8)
+        figures = self.figures
         finish = pb.FINISH_REASON_EOS
         try:
             if self.error is not None:
@@ -261,9 +263,8 @@ async def test_prompts_are_sized_to_the_daemons_context() -> None:
     requests = {}
     for context_length in (0, 512):
         daemon = ScriptedDaemon(["x"])
-        service = CompletionService(
-            lambda: SETTINGS, daemon.stream, context_length=lambda n=context_length: n
-        )
+        whole = dataclasses.replace(SETTINGS, cold_prompt_ms=0)  # no local stand-in (cold_prompts)
+        service = CompletionService(lambda: whole, daemon.stream, context_length=lambda n=context_length: n)
         await service.complete(query(text))
         requests[context_length] = daemon.requests[0]
     unknown, small = requests[0], requests[512]
