@@ -5,12 +5,16 @@ builds its prompts here too, so that it scores the prompts users get."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from indexer.retrieval.base import Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.budgets import PromptBudgets
 from lsp_server.completion.window import cursor_window
 from lsp_server.config import CompletionSettings
+
+if TYPE_CHECKING:
+    from lsp_server.completion.service import CompletionQuery  # which imports this module
 
 _SPECULATION = {
     "auto": pb.SPECULATION_MODE_AUTO,
@@ -51,6 +55,22 @@ def complete_request(
         ],
         sampling=pb.SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens),
         speculation=_SPECULATION.get(settings.speculation, pb.SPECULATION_MODE_AUTO),
+    )
+
+
+def request_at(
+    query: CompletionQuery, settings: CompletionSettings, budgets: PromptBudgets, snippets: Sequence[Snippet]
+) -> pb.CompleteRequest:
+    """The request for ``query``'s cursor with these budgets and snippets."""
+    return complete_request(
+        session_id=query.uri,
+        text=query.text,
+        offset=query.offset,
+        path=query.path,
+        language=query.language,
+        snippets=snippets,
+        settings=settings,
+        budgets=budgets,
     )
 
 

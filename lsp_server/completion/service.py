@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.budgets import PromptBudgets, fit_budgets
+from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.pipeline import postprocess
 from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
-from lsp_server.completion.request import complete_request
+from lsp_server.completion.request import request_at
 from lsp_server.completion.suggestion_cache import SuggestionCache
 from lsp_server.completion.trigger import suppression_reason
 from lsp_server.config import CompletionSettings
@@ -223,11 +223,11 @@ class CompletionService:
         its local stand-in (``cold_prompts``); and the snippets the first carries."""
         budgets = fit_budgets(settings, self._context_length())
         snippets = await self._snippets_for(query, budgets.context)
-        full = _request(query, settings, budgets, snippets)
+        full = request_at(query, settings, budgets, snippets)
         plan = self.cold.plan(query.uri, full, budgets, settings.cold_prompt_ms)
         if isinstance(plan, PlannedPrompt):
             return [plan], snippets
-        local = PlannedPrompt(_request(query, settings, plan, []), None)
+        local = PlannedPrompt(request_at(query, settings, plan, []), None)
         return [local, PlannedPrompt.full(full)], []
 
     async def _stream_text(
@@ -294,21 +294,6 @@ async def _final_figures(stream: AsyncIterator[pb.CompleteChunk]) -> _Final:
     finally:
         await stream.aclose()  # type: ignore[attr-defined]
     return figures, time.monotonic()
-
-
-def _request(
-    query: CompletionQuery, settings: CompletionSettings, budgets: PromptBudgets, snippets: list[Snippet]
-) -> pb.CompleteRequest:
-    return complete_request(
-        session_id=query.uri,
-        text=query.text,
-        offset=query.offset,
-        path=query.path,
-        language=query.language,
-        snippets=snippets,
-        settings=settings,
-        budgets=budgets,
-    )
 
 
 def _ms_since(started: float) -> float:

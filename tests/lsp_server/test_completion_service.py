@@ -261,9 +261,9 @@ async def test_prompts_are_sized_to_the_daemons_context() -> None:
     place that moves with every keystroke); with the context unknown the settings' budgets apply."""
     text = "".join(f"value_{i} = compute({i}, 'padding padding padding')\n" for i in range(400)) + "|\n"
     requests = {}
+    whole = dataclasses.replace(SETTINGS, cold_prompt_ms=0)  # no local stand-in (cold_prompts)
     for context_length in (0, 512):
         daemon = ScriptedDaemon(["x"])
-        whole = dataclasses.replace(SETTINGS, cold_prompt_ms=0)  # no local stand-in (cold_prompts)
         service = CompletionService(lambda: whole, daemon.stream, context_length=lambda n=context_length: n)
         await service.complete(query(text))
         requests[context_length] = daemon.requests[0]
