@@ -72,9 +72,10 @@ class CompletionSettings:
     prefill_delay_ms: int = 200
     """How long the cursor must rest at a new place before the prompt there is computed."""
     cold_prompt_ms: int = 500
-    """The longest the daemon may spend computing the prompt of a suggestion at a place it has not
-    computed before: a longer full prompt is replaced there by the lines nearest the cursor until a
-    prefill or a suggestion has computed it (measured speed; ``0``: always the full prompt)."""
+    """How long a suggestion may wait for its first token where the daemon has not computed the full
+    prompt: a full prompt that would take longer (at the daemon's measured speed) is replaced there by
+    the lines nearest the cursor until a prefill or a suggestion has computed it (``0``: always the
+    full prompt)."""
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """Which prompt a completion sends: the full one where the daemon has computed it, else a local one
-that the daemon computes in ``completion.coldPromptMs``.
+whose first token the daemon gives within ``completion.coldPromptMs``.
 
 A full prompt (retrieved snippets, then up to ``prefixBudgetTokens`` of the file) at a place whose KV
 the daemon has not computed costs its whole length: about 2,400 tokens, 7 s on a 2-core CPU, longer
 than the 5 s timeout. There, the first suggestion sends a local prompt instead: the lines nearest the
-cursor and no snippets, as many tokens as the daemon computes in ``coldPromptMs`` at the prompt speed
+cursor and no snippets, as many tokens as the daemon answers in ``coldPromptMs`` at the speed
 measured from its own figures (:class:`PromptSpeed`). The full prompt takes over once it is warm:
 when a prefill of it (the cursor rested, :mod:`lsp_server.cursor_prefill`) or a completion with it
 has finished, the document's requests whose full prompt starts the same way (:class:`Layout`) send
@@ -67,16 +67,19 @@ class PlannedPrompt:
 
 
 class PromptSpeed:
-    """The daemon's prompt speed in tokens per millisecond, from the figures of requests it answered."""
+    """How fast the daemon answers a cold prompt, from the figures of requests it answered: prompt
+    tokens per millisecond until the first token (or the end of a prefill). The tokens are counted as
+    the budgets count them (:func:`estimated_tokens`), so that a local prompt sized from this speed
+    takes the time it was sized for, whatever the tokenizer makes of the estimate."""
 
     def __init__(self) -> None:
         self.per_ms: float | None = None
 
-    def observe(self, figures: pb.RequestFigures, elapsed_ms: float) -> None:
-        """Takes one request's computed prompt tokens and the time they took (at least)."""
-        if figures.computed_tokens < MIN_MEASURED_TOKENS or elapsed_ms <= 0:
+    def observe(self, request: pb.CompleteRequest, figures: pb.RequestFigures, elapsed_ms: float) -> None:
+        """Takes one answered request: its computed prompt tokens and the time they took."""
+        if figures.computed_tokens < MIN_MEASURED_TOKENS or figures.prompt_tokens == 0 or elapsed_ms <= 0:
             return
-        speed = figures.computed_tokens / elapsed_ms
+        speed = estimated_tokens(request) * figures.computed_tokens / figures.prompt_tokens / elapsed_ms
         self.per_ms = speed if self.per_ms is None else (1 - SMOOTHING) * self.per_ms + SMOOTHING * speed
 
     def tokens_in(self, ms: float) -> int:
@@ -114,7 +117,7 @@ class ColdPrompts:
     ) -> None:
         """The daemon computed ``prompt`` (a prefill finished, or a completion answered with these
         figures, ``elapsed_ms`` after its arrival): its layout is warm now."""
-        self.speed.observe(figures, elapsed_ms)
+        self.speed.observe(prompt.request, figures, elapsed_ms)
         if prompt.layout is not None:
             self._warm[uri] = prompt.layout
 

@@ -51,15 +51,19 @@ def test_an_unmeasured_daemon_gets_local_prompts_of_the_default_size_split_like_
 
 def test_the_local_size_follows_the_measured_speed_and_zero_turns_it_off() -> None:
     cold = ColdPrompts()
-    cold.speed.observe(pb.RequestFigures(computed_tokens=2000), 1000.0)  # 2 tokens a millisecond
-    cold.speed.observe(pb.RequestFigures(computed_tokens=10), 1000.0)  # too few tokens to count
+    # 2 tokens a millisecond, as the budgets count tokens: the tokenizer made 1,000 of the 2,000 estimated
+    answered = _full(int(2000 * CHARS_PER_TOKEN) - 12)  # 12 characters of snippet and its path
+    assert estimated_tokens(answered) == 2000
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=1000, computed_tokens=1000), 1000.0)
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=1000, computed_tokens=10), 1.0)  # too few
     assert cold.speed.tokens_in(400) == 768  # 800, rounded down to a half octave
     plan = cold.plan("a", _full(20_000), BUDGETS, 400)
     assert plan == PromptBudgets(prefix=576, suffix=192, context=0, line_step=9)
     full = _full(int(700 * CHARS_PER_TOKEN))
     assert cold.plan("a", full, BUDGETS, 400) == PlannedPrompt.full(full)  # 700 tokens fit
     assert cold.plan("a", _full(20_000), BUDGETS, 0) == PlannedPrompt.full(_full(20_000))
-    cold.speed.observe(pb.RequestFigures(computed_tokens=100), 1000.0)  # a slower machine now
+    # a slower machine now: 50 of 500 tokens computed (the rest reused): 100 estimated tokens in 1 s
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=50), 1000.0)
     assert cold.speed.tokens_in(400) == 384  # 1.05 tokens a millisecond: 420
     assert cold.speed.tokens_in(1) == MIN_LOCAL_TOKENS
 
@@ -121,9 +125,11 @@ async def test_a_suggestion_with_the_full_prompt_warms_it_and_its_figures_measur
     daemon.figures.time_to_first_token_ms = 6000.0
     at_end = query(LONG + "def last(value):\n    |")
     assert not (await service.complete(at_end)).local
-    assert service.cold.speed.per_ms == 0.5
+    full = daemon.requests[-1]
+    assert service.cold.speed.per_ms == estimated_tokens(full) / 6000.0
     settings = dataclasses.replace(SETTINGS, cold_prompt_ms=500)
     assert not (await service.complete(query(LONG + "def last(value):\n    x|"))).local  # warm
     other = query(LONG + "def last(value):\n    x|", uri="file:///w/b.py")
-    assert (await service.complete(other)).local  # cold: 250 tokens in 500 ms, rounded down to 192
-    assert 120 <= estimated_tokens(daemon.requests[-1]) <= 192
+    fits = service.cold.speed.tokens_in(500)  # 123 estimated tokens, rounded down
+    assert (await service.complete(other)).local  # cold: what the measured speed computes in 500 ms
+    assert fits == 96 and fits // 2 <= estimated_tokens(daemon.requests[-1]) <= fits
