@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import random
 import statistics
 import sys
@@ -33,6 +32,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.daemon_process import PrivateDaemon
 from inference.defaults import REPO_ROOT, default_model_dir
+from inference.openmp import set_openmp_spin
 from inference.server.address import DaemonAddress
 
 
@@ -229,7 +229,7 @@ def main(argv: list[str]) -> int:
         max_tokens=args.max_tokens,
         context_lines=args.context_lines,
     )
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as `codedraft daemon` does, before torch loads
+    set_openmp_spin()  # as `codedraft daemon` does, before torch loads
     import torch
 
     if args.threads is not None:

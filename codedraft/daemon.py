@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -119,12 +118,10 @@ def listen_address(args: argparse.Namespace) -> DaemonAddress:
 
 def run(args: argparse.Namespace) -> int:
     from inference.daemon_process import TokenFileError, read_token_file
+    from inference.openmp import set_openmp_spin
     from inference.server.listen import ListenError, check_tcp_security
 
-    # Idle OpenMP workers spin by default, and between the engine's many small operations they take the
-    # CPU that the engine and gRPC threads need: on a busy 2-core machine a daemon ran 5 to 20 times
-    # slower that way. Must be set before torch loads; a value the user set wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    set_openmp_spin()  # before torch loads
 
     try:
         network = daemon_options.resolve(args)
