@@ -100,6 +100,7 @@ class ColdPrompts:
     def __init__(self) -> None:
         self.speed = PromptSpeed()
         self._warm: dict[str, Layout] = {}
+        self._local_tokens: dict[str, int] = {}
 
     def plan(
         self, uri: str, full: pb.CompleteRequest, budgets: PromptBudgets, cold_ms: int
@@ -110,7 +111,12 @@ class ColdPrompts:
         cold_tokens = self.speed.tokens_in(cold_ms)
         if cold_ms <= 0 or self._warm.get(uri) == planned.layout or estimated_tokens(full) <= cold_tokens:
             return planned
-        return local_budgets(budgets, cold_tokens)
+        # A document keeps its local size while the measured one stays within a factor of two: a
+        # window that moved after every measurement would make the local prompt cold again.
+        kept = self._local_tokens.get(uri)
+        if kept is None or not cold_tokens / 2 <= kept <= cold_tokens * 2:
+            kept = self._local_tokens[uri] = cold_tokens
+        return local_budgets(budgets, kept)
 
     def answered(
         self, uri: str, prompt: PlannedPrompt, figures: pb.RequestFigures, elapsed_ms: float
@@ -124,6 +130,7 @@ class ColdPrompts:
     def forget(self, uri: str) -> None:
         """The document closed."""
         self._warm.pop(uri, None)
+        self._local_tokens.pop(uri, None)
 
 
 def local_budgets(budgets: PromptBudgets, tokens: int) -> PromptBudgets:

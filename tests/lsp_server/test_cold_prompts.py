@@ -68,6 +68,24 @@ def test_the_local_size_follows_the_measured_speed_and_zero_turns_it_off() -> No
     assert cold.speed.tokens_in(1) == MIN_LOCAL_TOKENS
 
 
+def test_a_document_keeps_its_local_size_until_the_speed_changes_twofold() -> None:
+    cold = ColdPrompts()
+    big = _full(20_000)
+    answered = _full(int(1000 * CHARS_PER_TOKEN) - 12)
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 1000.0)
+    first = cold.plan("a", big, BUDGETS, 500)  # 500 tokens: 384
+    assert isinstance(first, PromptBudgets) and first.prefix == 288
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 600.0)
+    assert cold.speed.tokens_in(500) == 512  # a new bucket, but within a factor of two
+    assert cold.plan("a", big, BUDGETS, 500) == first
+    assert cold.plan("b", big, BUDGETS, 500) != first  # a new document takes the new size
+    for _ in range(4):
+        cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 100.0)
+    moved = cold.plan("a", big, BUDGETS, 500)
+    assert isinstance(moved, PromptBudgets) and moved.prefix > 2 * first.prefix
+    cold.forget("a")
+
+
 def test_a_full_prompt_once_computed_is_sent_while_it_starts_the_same_way() -> None:
     cold = ColdPrompts()
     full = _full(20_000)
