@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,9 +130,13 @@ class InProcessEngine:
         from inference.config import EngineConfig
         from inference.server.model_loader import ServeSettings, load_served_model
 
-        self.served = load_served_model(
-            ServeSettings(model, None, "cpu"), EngineConfig(kv_cache_mb=kv_cache_mb)
-        )
+        # In a thread that ends, as the daemon loads: one thread runs torch's parallel work
+        # (inference/openmp.py), here the engine's.
+        with ThreadPoolExecutor(max_workers=1) as loader:
+            settings = ServeSettings(model, None, "cpu")
+            self.served = loader.submit(
+                load_served_model, settings, EngineConfig(kv_cache_mb=kv_cache_mb)
+            ).result()
         self._count = 0
 
     async def complete(self, request: pb.CompleteRequest) -> Timing:
