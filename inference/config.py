@@ -113,9 +113,11 @@ class EngineConfig:
     max_step_tokens: int = 2048
     prefill_chunk: int = 1024
     # A prefill request (RequestKind.PREFILL) reads its prompt in chunks this small (at most
-    # prefill_chunk). A completion arriving meanwhile stops the pass between two layers, and the
-    # chunk's work is redone later: small chunks lose little.
-    background_prefill_chunk: int = 128
+    # prefill_chunk). A completion arriving meanwhile stops the pass between two layers (it waits for
+    # one layer of the chunk), and the chunk's work is redone later. On SmolLM2 at 2 threads, 64 rather
+    # than 128 took a prefilled first suggestion from 2.1x to 1.7x the warm one (one layer of 64 rows
+    # is ~4 ms), for ~20 % more time per background token.
+    background_prefill_chunk: int = 64
     # End a request whose output loops, keeping the loop's first copy (inference.engine.repetition).
     stop_repetition: bool = True
     speculation: SpeculationConfig = field(default_factory=SpeculationConfig)
