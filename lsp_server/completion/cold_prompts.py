@@ -118,12 +118,15 @@ class ColdPrompts:
             kept = self._local_tokens[uri] = cold_tokens
         return local_budgets(budgets, kept)
 
-    def answered(
-        self, uri: str, prompt: PlannedPrompt, figures: pb.RequestFigures, elapsed_ms: float
-    ) -> None:
-        """The daemon computed ``prompt`` (a prefill finished, or a completion answered with these
-        figures, ``elapsed_ms`` after its arrival): its layout is warm now."""
-        self.speed.observe(prompt.request, figures, elapsed_ms)
+    def answered(self, uri: str, prompt: PlannedPrompt, figures: pb.RequestFigures) -> None:
+        """A completion with ``prompt`` got its first token: its layout is warm now, and its figures
+        measure the speed. (A prefill's do not: it runs in small background passes, behind any
+        other request.)"""
+        self.speed.observe(prompt.request, figures, figures.time_to_first_token_ms)
+        self.computed(uri, prompt)
+
+    def computed(self, uri: str, prompt: PlannedPrompt) -> None:
+        """The daemon has computed ``prompt``: when it is a full prompt, its layout is warm now."""
         if prompt.layout is not None:
             self._warm[uri] = prompt.layout
 

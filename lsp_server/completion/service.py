@@ -185,7 +185,7 @@ class CompletionService:
                 finishing.cancel()
             daemon_ms = max(daemon_ms, (finished - streaming) * 1000.0)
         if figures is not None and figures.generated_tokens > 0:  # the daemon computed the whole prompt
-            self.cold.answered(query.uri, prompt, figures, figures.time_to_first_token_ms)
+            self.cold.answered(query.uri, prompt, figures)
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
@@ -199,7 +199,8 @@ class CompletionService:
         """The prompts to compute ahead of a completion at ``query``'s cursor, in order: the request a
         completion there would send now (same snippets, budgets and window, so the daemon's prompt is
         byte-identical), then the full prompt when that one is its local stand-in. None where no
-        completion would ask the daemon (suggestions off or suppressed there, or already cached)."""
+        completion would ask the daemon (suggestions off or suppressed there, or already cached):
+        an empty list."""
         settings = self._settings()
         context = await asyncio.to_thread(
             self.trees.cursor_context, query.uri, query.text, query.offset, query.language
@@ -214,7 +215,7 @@ class CompletionService:
     def prefilled(self, uri: str, prompt: PlannedPrompt, reply: pb.PrefillResponse) -> None:
         """The daemon has computed ``prompt`` for a prefill: it answers completions now."""
         if reply.prefilled:
-            self.cold.answered(uri, prompt, reply.figures, reply.figures.total_ms)
+            self.cold.computed(uri, prompt)
 
     async def _prompts_for(
         self, query: CompletionQuery, settings: CompletionSettings

@@ -89,7 +89,7 @@ def test_a_document_keeps_its_local_size_until_the_speed_changes_twofold() -> No
 def test_a_full_prompt_once_computed_is_sent_while_it_starts_the_same_way() -> None:
     cold = ColdPrompts()
     full = _full(20_000)
-    cold.answered("a", PlannedPrompt.full(full), pb.RequestFigures(computed_tokens=40), 100.0)
+    cold.computed("a", PlannedPrompt.full(full))
     assert cold.plan("a", full, BUDGETS, 500) == PlannedPrompt.full(full)
     typed = _full(20_000)
     typed.prefix += "z = 2"  # typing at the cursor: the same start
@@ -99,7 +99,7 @@ def test_a_full_prompt_once_computed_is_sent_while_it_starts_the_same_way() -> N
     cold.forget("a")
     assert isinstance(cold.plan("a", full, BUDGETS, 500), PromptBudgets)
     local = pb.CompleteRequest(path="a.py", prefix="y" * 500)
-    cold.answered("a", PlannedPrompt(local, None), pb.RequestFigures(computed_tokens=40), 100.0)
+    cold.answered("a", PlannedPrompt(local, None), pb.RequestFigures(computed_tokens=40))
     assert isinstance(cold.plan("a", full, BUDGETS, 500), PromptBudgets)  # a local prompt warms nothing
     assert Layout.of(full) != Layout.of(_full(20_000, "other = 3\n"))
 
@@ -124,7 +124,9 @@ async def test_the_service_sends_the_local_prompt_until_the_full_one_is_prefille
     assert [s.text for s in prompts[1].request.snippets] == [SNIPPET.text]
     full = prompts[1].request
     assert estimated_tokens(full) > 1200 and full.prefix.endswith(local.prefix)
-    service.prefilled(at_end.uri, prompts[0], pb.PrefillResponse(prefilled=True))
+    figures = pb.RequestFigures(prompt_tokens=100, computed_tokens=100, total_ms=10.0)
+    service.prefilled(at_end.uri, prompts[0], pb.PrefillResponse(prefilled=True, figures=figures))
+    assert service.cold.speed.per_ms is None  # a background prefill's time measures nothing
     assert (await service.complete(query(LONG + "def last(value):\n    x|"))).local  # that warms nothing
     service.prefilled(at_end.uri, prompts[1], pb.PrefillResponse(prefilled=False, skipped="remote"))
     assert (await service.complete(query(LONG + "def last(value):\n    y|"))).local  # nor does a skip
