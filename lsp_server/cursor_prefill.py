@@ -87,12 +87,7 @@ class CursorPrefill:
         cursor = (position.line, position.character)
         if cursor == document.cursor or time.monotonic() - document.typed_at < QUIET_S:
             return
-        _cancel_waiting(document)
-        document.cursor = cursor
-        loop = asyncio.get_running_loop()
-        document.waiting = loop.call_later(
-            settings.prefill_delay_ms / 1000.0, self._start, uri, document, position
-        )
+        self._schedule(uri, document, position, settings.prefill_delay_ms / 1000.0)
 
     def settle(self, uri: str, position: types.Position) -> None:
         """A suggestion at ``position`` sent a local prompt: compute the full one there once typing has
@@ -101,12 +96,7 @@ class CursorPrefill:
         if not settings.prefill or self.skipped is not None:
             return
         document = self._documents.setdefault(uri, _Document())
-        _cancel_waiting(document)
-        document.cursor = (position.line, position.character)
-        loop = asyncio.get_running_loop()
-        document.waiting = loop.call_later(
-            max(QUIET_S, settings.prefill_delay_ms / 1000.0), self._start, uri, document, position
-        )
+        self._schedule(uri, document, position, max(QUIET_S, settings.prefill_delay_ms / 1000.0))
 
     def edited(self, uri: str) -> None:
         """The user typed in ``uri``: its cursor's prompt changed, and completions will compute it."""
@@ -131,6 +121,14 @@ class CursorPrefill:
             _cancel_waiting(document)
             if document.running is not None:
                 document.running.cancel()
+
+    def _schedule(self, uri: str, document: _Document, position: types.Position, delay_s: float) -> None:
+        """The prefill at ``position`` in ``delay_s``, in place of one still waiting."""
+        _cancel_waiting(document)
+        document.cursor = (position.line, position.character)
+        document.waiting = asyncio.get_running_loop().call_later(
+            delay_s, self._start, uri, document, position
+        )
 
     def _start(self, uri: str, document: _Document, position: types.Position) -> None:
         document.waiting = None

@@ -47,6 +47,8 @@ def test_camel_case_values_are_read() -> None:
         ({"daemon": {"device": "tpu"}}, "codedraft.daemon.device = 'tpu'"),
         ({"completion": {"speculation": "always"}}, "codedraft.completion.speculation = 'always'"),
         ({"completion": {"temperature": -0.5}}, "codedraft.completion.temperature = -0.5"),
+        ({"completion": {"coldPromptMs": -1}}, "codedraft.completion.coldPromptMs = -1"),
+        ({"completion": {"coldPromptMs": 1e9}}, "codedraft.completion.coldPromptMs = 1000000000.0"),
         ({"daemon": "unix:/x"}, "codedraft.daemon must be an object"),
         ({"colour": "blue"}, "codedraft.colour is not a setting"),
     ],
@@ -59,6 +61,11 @@ def test_bad_values_are_logged_and_replaced_by_defaults(
     assert settings == Settings()
     assert len(warnings) == 1 and warnings[0].startswith(named)
     assert named in caplog.text
+
+
+def test_cold_prompt_ms_zero_turns_local_prompts_off_and_is_accepted() -> None:
+    settings, warnings = load_settings({"completion": {"coldPromptMs": 0}})
+    assert warnings == [] and settings.completion.cold_prompt_ms == 0
 
 
 def test_a_bad_value_keeps_the_previous_good_one() -> None:
