@@ -25,8 +25,9 @@ The language server's API (importing this package is light; tree-sitter loads on
 
 A ``Snippet`` has ``path`` (relative to the workspace, "/"), ``start_line``/``end_line`` (0-based,
 inclusive), ``text``, ``sources`` (the retrievers that found it: "definitions", "bm25", "recent") and
-``score`` (reciprocal rank fusion). Tokens are estimated as characters / 4
-(``indexer.retrieval.fusion.estimate_tokens``); the daemon counts real tokens.
+``score`` (reciprocal rank fusion). Tokens are estimated by ``indexer.token_estimate.TokenEstimate``
+(pass ``estimate=`` calibrated from the daemon's ``ModelInfo.chars_per_token``); the daemon counts
+real tokens.
 
 Paths given to the index may be absolute or relative to the workspace (a path outside it raises
 ValueError). Blocking calls (refresh, update_buffer) belong in a thread in an async server; retrieval

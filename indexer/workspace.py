@@ -28,6 +28,7 @@ from indexer.retrieval.recent import RecentWindowsRetriever
 from indexer.schema import default_db_path
 from indexer.skipping import SkipPolicy
 from indexer.store import IndexStore
+from indexer.token_estimate import TokenEstimate
 from indexer.watcher import WorkspaceWatcher
 
 _RECENT_DOCUMENTS = 8
@@ -184,6 +185,7 @@ class WorkspaceIndex:
         token_budget: int = 1024,
         time_budget_ms: float = 50.0,
         cancel: CancelToken | None = None,
+        estimate: TokenEstimate = TokenEstimate(),
     ) -> list[Snippet]:
         """The snippets for a completion at ``query``'s cursor: fused, de-duplicated, never from the
         cursor's own region, at most ``token_budget`` estimated tokens, best first. Returns what it has
@@ -198,7 +200,7 @@ class WorkspaceIndex:
             deadline=deadline_after(time_budget_ms),
             cancel=cancel or NeverCancelled(),
         )
-        return run_retrievers(self.retrievers, context, token_budget)
+        return run_retrievers(self.retrievers, context, token_budget, estimate=estimate)
 
     def close(self) -> None:
         """Stops the watcher and closes the store."""

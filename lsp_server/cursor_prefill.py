@@ -31,7 +31,7 @@ from lsprotocol import types
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.cold_prompts import PlannedPrompt
 from lsp_server.config import CompletionSettings
-from lsp_server.daemon import RequestRejected
+from lsp_server.daemon_supervisor import RequestRejected
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from lsp_server.completion.cold_prompts import PlannedPrompt
 from lsp_server.completion.service import CompletionService
 from lsp_server.config import DaemonSettings, Settings
 from lsp_server.cursor_prefill import CursorPrefill
-from lsp_server.daemon import DaemonSupervisor
+from lsp_server.daemon_supervisor import DaemonSupervisor
 from lsp_server.status import StatusReporter
 
 if TYPE_CHECKING:

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Sequence
 
 from indexer.retrieval.base import RetrievalContext, Retriever, Snippet
+from indexer.token_estimate import TokenEstimate
 
 RRF_K = 60
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap token estimate (about four characters a token for code); the daemon counts exactly."""
-    return math.ceil(len(text) / 4)
 
 
 def reciprocal_rank_fusion(
@@ -50,12 +45,15 @@ def reciprocal_rank_fusion(
     return fused
 
 
-def pack_into_budget(snippets: Sequence[Snippet], token_budget: int) -> list[Snippet]:
-    """The best snippets that fit together in ``token_budget`` (a snippet too large is passed over)."""
+def pack_into_budget(
+    snippets: Sequence[Snippet], token_budget: int, estimate: TokenEstimate = TokenEstimate()
+) -> list[Snippet]:
+    """The best snippets that fit together in ``token_budget`` tokens as ``estimate`` counts them (a
+    snippet too large is passed over)."""
     packed: list[Snippet] = []
     used = 0
     for snippet in snippets:
-        cost = estimate_tokens(snippet.text)
+        cost = estimate.tokens(snippet.text)
         if used + cost <= token_budget:
             packed.append(snippet)
             used += cost
@@ -63,7 +61,11 @@ def pack_into_budget(snippets: Sequence[Snippet], token_budget: int) -> list[Sni
 
 
 def run_retrievers(
-    retrievers: Sequence[Retriever], context: RetrievalContext, token_budget: int, per_retriever: int = 10
+    retrievers: Sequence[Retriever],
+    context: RetrievalContext,
+    token_budget: int,
+    per_retriever: int = 10,
+    estimate: TokenEstimate = TokenEstimate(),
 ) -> list[Snippet]:
     """Runs the retrievers in turn until the time budget is spent, fuses and packs their results.
 
@@ -77,7 +79,7 @@ def run_retrievers(
     if context.cancel.is_set():
         return []
     fused = [snippet for snippet in reciprocal_rank_fusion(ranked) if not context.in_own_region(snippet)]
-    return pack_into_budget(fused, token_budget)
+    return pack_into_budget(fused, token_budget, estimate)
 
 
 def deadline_after(time_budget_ms: float) -> float:

@@ -19,7 +19,7 @@ from lsp_server.agent.edits import EditOutsideWorkspace, Target
 from lsp_server.agent.loop import FixResult, FixTask, run_fix
 from lsp_server.agent.model_calls import daemon_generate
 from lsp_server.agent.sandbox import Limits, Sandbox
-from lsp_server.daemon import RequestRejected
+from lsp_server.daemon_supervisor import RequestRejected
 from lsp_server.progress import begin_progress
 from lsp_server.rewrite.session import STREAM_NOTIFICATION
 from lsp_server.rewrite.workspace_edit import ANNOTATION_ID, check_inside_workspace

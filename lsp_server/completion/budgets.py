@@ -8,15 +8,43 @@ from there on. Scaling the budgets down here instead keeps the cut on the window
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from indexer.token_estimate import TokenEstimate
+from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.window import LINE_STEP
 from lsp_server.config import CompletionSettings
 
-# Template markers, the path header and the snippets' headers, plus the error of the window's
-# characters-per-token estimate: the budgets aim below the model's room by this share.
+# Template markers, the path header and the snippets' headers, plus the error of the token
+# estimate: the budgets aim below the model's room by this share.
 HEADROOM = 0.85
 RESERVED_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class ModelRoom:
+    """What the daemon said of its model's room (``ModelInfo``); zeros while it has not said."""
+
+    context_length: int = 0
+    reply_reserve_limit: int = 0
+    """Most tokens the daemon keeps for a reply, whatever max_tokens asks (0: unknown)."""
+    chars_per_token: float = 0.0
+    """The served tokenizer's characters per token of code (0: unknown)."""
+
+    @classmethod
+    def of(cls, info: pb.ModelInfo) -> ModelRoom:
+        """The room a daemon's model info describes."""
+        return cls(info.model.context_length, info.reply_reserve_limit, info.chars_per_token)
+
+    def reply_reserve(self, max_tokens: int) -> int:
+        """Tokens the daemon keeps for the reply of a request asking ``max_tokens`` (the wire contract
+        of ``ModelInfo.reply_reserve_limit``; half the context for a daemon that does not say)."""
+        return min(max_tokens, self.reply_reserve_limit or self.context_length // 2)
+
+    @property
+    def estimate(self) -> TokenEstimate:
+        """Token estimates calibrated on the served model."""
+        return TokenEstimate.measured(self.chars_per_token)
 
 
 @dataclass(frozen=True)
@@ -28,26 +56,31 @@ class PromptBudgets:
     context: int
     line_step: int = LINE_STEP
     """The window's edges move in steps of this many lines (see ``window.py``)."""
+    estimate: TokenEstimate = field(default_factory=TokenEstimate)
+    """How these tokens are counted in characters."""
 
 
-def fit_budgets(settings: CompletionSettings, context_length: int) -> PromptBudgets:
-    """The settings' budgets, scaled down in proportion when they do not fit ``context_length``
-    (0: unknown, the settings are used as they are)."""
+def fit_budgets(settings: CompletionSettings, room: ModelRoom) -> PromptBudgets:
+    """The settings' budgets, scaled down in proportion when they do not fit the model's room (an
+    unknown context: the settings are used as they are), counted with the model's estimate."""
     wanted = PromptBudgets(
-        settings.prefix_budget_tokens, settings.suffix_budget_tokens, settings.context_budget_tokens
+        settings.prefix_budget_tokens,
+        settings.suffix_budget_tokens,
+        settings.context_budget_tokens,
+        estimate=room.estimate,
     )
+    context_length = room.context_length
     if context_length <= 0:
         return wanted
-    # The wire contract (SamplingParams.max_tokens): the daemon keeps min(max_tokens, half the context)
-    # for the reply and gives the prompt the rest. max_tokens itself is sent as set.
-    generated = min(settings.max_tokens, context_length // 2)
-    room = int((context_length - generated - RESERVED_TOKENS) * HEADROOM)
+    # max_tokens itself is sent as set; the daemon keeps room.reply_reserve(max_tokens) for the reply
+    room_tokens = int((context_length - room.reply_reserve(settings.max_tokens) - RESERVED_TOKENS) * HEADROOM)
     total = wanted.prefix + wanted.suffix + wanted.context
-    if total <= room:
+    if total <= room_tokens:
         return wanted
-    scale = max(room, 0) / total
+    scale = max(room_tokens, 0) / total
     return PromptBudgets(
         prefix=max(1, int(wanted.prefix * scale)),
         suffix=int(wanted.suffix * scale),
         context=int(wanted.context * scale),
+        estimate=wanted.estimate,
     )

@@ -17,9 +17,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from indexer.token_estimate import TokenEstimate
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.budgets import PromptBudgets
-from lsp_server.completion.window import CHARS_PER_TOKEN
 
 # Until the daemon's figures say how fast it computes prompts, a cold prompt holds this many tokens.
 UNMEASURED_TOKENS = 256
@@ -75,11 +75,19 @@ class PromptSpeed:
     def __init__(self) -> None:
         self.per_ms: float | None = None
 
-    def observe(self, request: pb.CompleteRequest, figures: pb.RequestFigures, elapsed_ms: float) -> None:
+    def observe(
+        self,
+        request: pb.CompleteRequest,
+        figures: pb.RequestFigures,
+        elapsed_ms: float,
+        estimate: TokenEstimate,
+    ) -> None:
         """Takes one answered request: its computed prompt tokens and the time they took."""
         if figures.computed_tokens < MIN_MEASURED_TOKENS or figures.prompt_tokens == 0 or elapsed_ms <= 0:
             return
-        speed = estimated_tokens(request) * figures.computed_tokens / figures.prompt_tokens / elapsed_ms
+        speed = (
+            estimated_tokens(request, estimate) * figures.computed_tokens / figures.prompt_tokens / elapsed_ms
+        )
         self.per_ms = speed if self.per_ms is None else (1 - SMOOTHING) * self.per_ms + SMOOTHING * speed
 
     def tokens_in(self, ms: float) -> int:
@@ -109,7 +117,11 @@ class ColdPrompts:
         budgets of its local stand-in."""
         planned = PlannedPrompt.full(full)
         cold_tokens = self.speed.tokens_in(cold_ms)
-        if cold_ms <= 0 or self._warm.get(uri) == planned.layout or estimated_tokens(full) <= cold_tokens:
+        if (
+            cold_ms <= 0
+            or self._warm.get(uri) == planned.layout
+            or estimated_tokens(full, budgets.estimate) <= cold_tokens
+        ):
             return planned
         # A document keeps its local size while the measured one stays within a factor of two: a
         # window that moved after every measurement would make the local prompt cold again.
@@ -118,11 +130,13 @@ class ColdPrompts:
             kept = self._local_tokens[uri] = cold_tokens
         return local_budgets(budgets, kept)
 
-    def answered(self, uri: str, prompt: PlannedPrompt, figures: pb.RequestFigures) -> None:
+    def answered(
+        self, uri: str, prompt: PlannedPrompt, figures: pb.RequestFigures, estimate: TokenEstimate
+    ) -> None:
         """A completion with ``prompt`` got its first token: its layout is warm now, and its figures
         measure the speed. (A prefill's do not: it runs in small background passes, behind any
         other request.)"""
-        self.speed.observe(prompt.request, figures, figures.time_to_first_token_ms)
+        self.speed.observe(prompt.request, figures, figures.time_to_first_token_ms, estimate)
         self.computed(uri, prompt)
 
     def computed(self, uri: str, prompt: PlannedPrompt) -> None:
@@ -145,12 +159,12 @@ def local_budgets(budgets: PromptBudgets, tokens: int) -> PromptBudgets:
     # About a sixth of the window's lines (~11 tokens a line), so that rounding its start keeps most
     # of it.
     step = max(2, min(budgets.line_step, prefix // 64))
-    return PromptBudgets(prefix=prefix, suffix=suffix, context=0, line_step=step)
+    return PromptBudgets(prefix=prefix, suffix=suffix, context=0, line_step=step, estimate=budgets.estimate)
 
 
-def estimated_tokens(request: pb.CompleteRequest) -> int:
+def estimated_tokens(request: pb.CompleteRequest, estimate: TokenEstimate) -> int:
     """About how many tokens the daemon's prompt for ``request`` holds."""
     chars = (
         len(request.prefix) + len(request.suffix) + sum(len(s.text) + len(s.path) for s in request.snippets)
     )
-    return int(chars / CHARS_PER_TOKEN)
+    return estimate.tokens_of_chars(chars)

@@ -36,7 +36,7 @@ def complete_request(
     budgets: PromptBudgets,
 ) -> pb.CompleteRequest:
     """The request for the cursor at character ``offset`` of the document ``text``."""
-    window = cursor_window(text, offset, budgets.prefix, budgets.suffix, budgets.line_step)
+    window = cursor_window(text, offset, budgets.prefix, budgets.suffix, budgets.line_step, budgets.estimate)
     return pb.CompleteRequest(
         session_id=session_id,
         prefix=valid_utf8(window.prefix),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.budgets import fit_budgets
+from lsp_server.completion.budgets import ModelRoom, fit_budgets
 from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.document_trees import DocumentTrees
@@ -30,7 +30,7 @@ from lsp_server.completion.request import request_at
 from lsp_server.completion.suggestion_cache import SuggestionCache
 from lsp_server.completion.trigger import suppression_reason
 from lsp_server.config import CompletionSettings
-from lsp_server.daemon import RequestRejected
+from lsp_server.daemon_supervisor import RequestRejected
 
 StreamComplete = Callable[[pb.CompleteRequest, float], AsyncIterator[pb.CompleteChunk]]
 """Streams the daemon's chunks for a request, with a timeout in seconds. Raises ``TimeoutError`` when
@@ -89,16 +89,16 @@ class CompletionService:
         settings: Callable[[], CompletionSettings],
         stream: StreamComplete,
         retrieve: Retrieve | None = None,
-        context_length: Callable[[], int] = lambda: 0,
+        room: Callable[[], ModelRoom] = ModelRoom,
         cancel: CancelRequest | None = None,
     ) -> None:
-        """``context_length`` gives the daemon's model context (0 while unknown); prompts are sized
-        to fit it (see ``budgets.py``). ``cancel`` stops a request whose suggestion is complete
+        """``room`` gives what the daemon said of its model (zeros while unknown); prompts are sized
+        to fit it and counted with its token estimate (see ``budgets.py``). ``cancel`` stops a request whose suggestion is complete
         before the daemon's stream is (without it the stream is closed, and its figures are lost)."""
         self._settings = settings
         self._stream = stream
         self._retrieve = retrieve
-        self._context_length = context_length
+        self._room = room
         self._cancel = cancel
         initial = settings()
         self.debounce = AdaptiveDebounce(initial.debounce_ms, initial.max_debounce_ms)
@@ -185,7 +185,7 @@ class CompletionService:
                 finishing.cancel()
             daemon_ms = max(daemon_ms, (finished - streaming) * 1000.0)
         if figures is not None and figures.generated_tokens > 0:  # the daemon computed the whole prompt
-            self.cold.answered(query.uri, prompt, figures)
+            self.cold.answered(query.uri, prompt, figures, self._room().estimate)
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
@@ -222,7 +222,7 @@ class CompletionService:
     ) -> tuple[list[PlannedPrompt], list[Snippet]]:
         """The prompt a completion at ``query``'s cursor sends, then the full prompt when that one is
         its local stand-in (``cold_prompts``); and the snippets the first carries."""
-        budgets = fit_budgets(settings, self._context_length())
+        budgets = fit_budgets(settings, self._room())
         snippets = await self._snippets_for(query, budgets.context)
         full = request_at(query, settings, budgets, snippets)
         plan = self.cold.plan(query.uri, full, budgets, settings.cold_prompt_ms)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# A rough count of characters per token for source code; the daemon counts real tokens and cuts by its
-# own policy if the estimate was short.
-CHARS_PER_TOKEN = 3.5
+from indexer.token_estimate import TokenEstimate
+
 # Window edges move in steps of this many lines, so that typing (even across a few lines) leaves the
 # start of the prompt, and with it the daemon's cached KV, unchanged.
 LINE_STEP = 16
@@ -25,9 +24,15 @@ class DocumentWindow:
 
 
 def cursor_window(
-    text: str, offset: int, prefix_tokens: int, suffix_tokens: int, line_step: int = LINE_STEP
+    text: str,
+    offset: int,
+    prefix_tokens: int,
+    suffix_tokens: int,
+    line_step: int = LINE_STEP,
+    estimate: TokenEstimate = TokenEstimate(),
 ) -> DocumentWindow:
-    """The window around character ``offset`` of ``text`` within the token budgets.
+    """The window around character ``offset`` of ``text`` within the token budgets (tokens as
+    ``estimate`` counts them; the daemon counts real ones and cuts by its own policy if short).
 
     The prefix keeps whole lines nearest the cursor up to its budget, then drops lines from its start
     up to a multiple of ``line_step``; the suffix does the same towards the end (unless the budget
@@ -39,7 +44,7 @@ def cursor_window(
     lines_after = after.split("\n")
     cursor_line = len(lines_before) - 1
 
-    budget = prefix_tokens * CHARS_PER_TOKEN - len(lines_before[-1])
+    budget = estimate.chars(prefix_tokens) - len(lines_before[-1])
     keep = 1
     while keep < len(lines_before) and budget - len(lines_before[-keep - 1]) - 1 >= 0:
         budget -= len(lines_before[-keep - 1]) + 1
@@ -50,7 +55,7 @@ def cursor_window(
         first_line = rounded
     prefix = "\n".join(lines_before[first_line:])
 
-    budget = suffix_tokens * CHARS_PER_TOKEN - len(lines_after[0])
+    budget = estimate.chars(suffix_tokens) - len(lines_after[0])
     keep = 1
     while keep < len(lines_after) and budget - len(lines_after[keep]) - 1 >= 0:
         budget -= len(lines_after[keep]) + 1

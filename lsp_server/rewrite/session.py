@@ -18,7 +18,7 @@ from indexer.positions import utf16_length
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.agent.edits import EditOutsideWorkspace
 from lsp_server.completion.syntax import language_spec
-from lsp_server.daemon import RequestRejected
+from lsp_server.daemon_supervisor import RequestRejected
 from lsp_server.progress import begin_progress
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
 from lsp_server.rewrite.proposal_check import Proposal, proposal_problem

@@ -12,7 +12,8 @@ from indexer.positions import cursor_offset
 from indexer.retrieval.base import RetrievalContext, RetrievalQuery, Snippet
 from indexer.retrieval.bm25 import Bm25Retriever
 from indexer.retrieval.definitions import DefinitionsRetriever
-from indexer.retrieval.fusion import estimate_tokens, pack_into_budget, reciprocal_rank_fusion
+from indexer.retrieval.fusion import pack_into_budget, reciprocal_rank_fusion
+from indexer.token_estimate import TokenEstimate
 from indexer.retrieval.imports import imported_paths, path_matches_stem
 from indexer.retrieval.recent import RecentWindowsRetriever
 from indexer.workspace import WorkspaceIndex
@@ -117,10 +118,22 @@ def test_packing_respects_the_budget() -> None:
     big = Snippet("big.py", 0, 99, "x" * 400, ("bm25",), 3.0)
     small = Snippet("s.py", 0, 1, "y" * 40, ("bm25",), 2.0)
     other = Snippet("o.py", 0, 1, "z" * 40, ("bm25",), 1.0)
-    assert estimate_tokens(big.text) == 100
+    assert TokenEstimate().tokens(big.text) == 115  # 400 / 3.5, rounded up
+    assert TokenEstimate().tokens(small.text) == 12
     assert pack_into_budget([big, small, other], 15) == [small]
-    assert pack_into_budget([big, small, other], 115) == [big, small]
-    assert pack_into_budget([big, small, other], 120) == [big, small, other]
+    assert pack_into_budget([big, small, other], 127) == [big, small]
+    assert pack_into_budget([big, small, other], 139) == [big, small, other]
+    # calibrated from a model with 4 characters a token, the same snippets cost less
+    four = TokenEstimate.measured(4.0)
+    assert four.tokens(big.text) == 100
+    assert pack_into_budget([big, small, other], 120, four) == [big, small, other]
+
+
+def test_an_unmeasured_rate_falls_back_to_the_default() -> None:
+    assert TokenEstimate.measured(0.0) == TokenEstimate()
+    assert TokenEstimate.measured(float("nan")) == TokenEstimate()
+    assert TokenEstimate.measured(-2.0) == TokenEstimate()
+    assert TokenEstimate.measured(2.5).tokens_of_chars(10) == 4
 
 
 def test_cancelled_retrieval_returns_nothing(index: WorkspaceIndex) -> None:

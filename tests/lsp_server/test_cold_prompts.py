@@ -8,6 +8,7 @@ import dataclasses
 import threading
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
+from indexer.token_estimate import TokenEstimate
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.budgets import PromptBudgets
 from lsp_server.completion.cold_prompts import (
@@ -19,11 +20,12 @@ from lsp_server.completion.cold_prompts import (
     estimated_tokens,
 )
 from lsp_server.completion.service import CompletionService
-from lsp_server.completion.window import CHARS_PER_TOKEN
 from lsp_server.config import CompletionSettings
 from tests.lsp_server.test_completion_service import ScriptedDaemon, query
 
 BUDGETS = PromptBudgets(prefix=1536, suffix=512, context=1024)
+ESTIMATE = TokenEstimate()
+CHARS_PER_TOKEN = ESTIMATE.chars_per_token
 SETTINGS = CompletionSettings(debounce_ms=1, max_debounce_ms=2)
 SNIPPET = Snippet("lib.py", 9, 11, "def helper():\n    return 1\n", ("definitions",), 0.5)
 # ~3,400 tokens of code before the cursor: far more than the daemon computes in coldPromptMs.
@@ -45,7 +47,7 @@ def test_an_unmeasured_daemon_gets_local_prompts_of_the_default_size_split_like_
     assert UNMEASURED_TOKENS == 256
     assert plan == PromptBudgets(prefix=192, suffix=64, context=0, line_step=3)
     small = _full(int((UNMEASURED_TOKENS - 10) * CHARS_PER_TOKEN))
-    assert estimated_tokens(small) <= UNMEASURED_TOKENS
+    assert estimated_tokens(small, ESTIMATE) == 250
     assert cold.plan("a", small, BUDGETS, 500) == PlannedPrompt.full(small)  # cheap enough: full
 
 
@@ -53,9 +55,13 @@ def test_the_local_size_follows_the_measured_speed_and_zero_turns_it_off() -> No
     cold = ColdPrompts()
     # 2 tokens a millisecond, as the budgets count tokens: the tokenizer made 1,000 of the 2,000 estimated
     answered = _full(int(2000 * CHARS_PER_TOKEN) - 12)  # 12 characters of snippet and its path
-    assert estimated_tokens(answered) == 2000
-    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=1000, computed_tokens=1000), 1000.0)
-    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=1000, computed_tokens=10), 1.0)  # too few
+    assert estimated_tokens(answered, ESTIMATE) == 2000
+    cold.speed.observe(
+        answered, pb.RequestFigures(prompt_tokens=1000, computed_tokens=1000), 1000.0, ESTIMATE
+    )
+    cold.speed.observe(
+        answered, pb.RequestFigures(prompt_tokens=1000, computed_tokens=10), 1.0, ESTIMATE
+    )  # too few
     assert cold.speed.tokens_in(400) == 768  # 800, rounded down to a half octave
     plan = cold.plan("a", _full(20_000), BUDGETS, 400)
     assert plan == PromptBudgets(prefix=576, suffix=192, context=0, line_step=9)
@@ -63,7 +69,7 @@ def test_the_local_size_follows_the_measured_speed_and_zero_turns_it_off() -> No
     assert cold.plan("a", full, BUDGETS, 400) == PlannedPrompt.full(full)  # 700 tokens fit
     assert cold.plan("a", _full(20_000), BUDGETS, 0) == PlannedPrompt.full(_full(20_000))
     # a slower machine now: 50 of 500 tokens computed (the rest reused): 100 estimated tokens in 1 s
-    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=50), 1000.0)
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=50), 1000.0, ESTIMATE)
     assert cold.speed.tokens_in(400) == 384  # 1.05 tokens a millisecond: 420
     assert cold.speed.tokens_in(1) == MIN_LOCAL_TOKENS
 
@@ -72,15 +78,17 @@ def test_a_document_keeps_its_local_size_until_the_speed_changes_twofold() -> No
     cold = ColdPrompts()
     big = _full(20_000)
     answered = _full(int(1000 * CHARS_PER_TOKEN) - 12)
-    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 1000.0)
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 1000.0, ESTIMATE)
     first = cold.plan("a", big, BUDGETS, 500)  # 500 tokens: 384
     assert isinstance(first, PromptBudgets) and first.prefix == 288
-    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 600.0)
+    cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 600.0, ESTIMATE)
     assert cold.speed.tokens_in(500) == 512  # a new bucket, but within a factor of two
     assert cold.plan("a", big, BUDGETS, 500) == first
     assert cold.plan("b", big, BUDGETS, 500) != first  # a new document takes the new size
     for _ in range(4):
-        cold.speed.observe(answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 100.0)
+        cold.speed.observe(
+            answered, pb.RequestFigures(prompt_tokens=500, computed_tokens=500), 100.0, ESTIMATE
+        )
     moved = cold.plan("a", big, BUDGETS, 500)
     assert isinstance(moved, PromptBudgets) and moved.prefix > 2 * first.prefix
     cold.forget("a")
@@ -99,7 +107,7 @@ def test_a_full_prompt_once_computed_is_sent_while_it_starts_the_same_way() -> N
     cold.forget("a")
     assert isinstance(cold.plan("a", full, BUDGETS, 500), PromptBudgets)
     local = pb.CompleteRequest(path="a.py", prefix="y" * 500)
-    cold.answered("a", PlannedPrompt(local, None), pb.RequestFigures(computed_tokens=40))
+    cold.answered("a", PlannedPrompt(local, None), pb.RequestFigures(computed_tokens=40), ESTIMATE)
     assert isinstance(cold.plan("a", full, BUDGETS, 500), PromptBudgets)  # a local prompt warms nothing
     assert Layout.of(full) != Layout.of(_full(20_000, "other = 3\n"))
 
@@ -119,11 +127,12 @@ async def test_the_service_sends_the_local_prompt_until_the_full_one_is_prefille
     first = await service.complete(at_end)
     local = daemon.requests[-1]
     assert first.local and first.text == "pass" and not local.snippets and local == prompts[0].request
-    assert 150 <= estimated_tokens(local) <= UNMEASURED_TOKENS
+    assert estimated_tokens(local, ESTIMATE) == 182  # of the 256 an unmeasured daemon gets
     assert local.prefix.endswith("def last(value):\n    ")
     assert [s.text for s in prompts[1].request.snippets] == [SNIPPET.text]
     full = prompts[1].request
-    assert estimated_tokens(full) > 1200 and full.prefix.endswith(local.prefix)
+    assert estimated_tokens(full, ESTIMATE) == 1488
+    assert full.prefix.endswith(local.prefix)
     figures = pb.RequestFigures(prompt_tokens=100, computed_tokens=100, total_ms=10.0)
     service.prefilled(at_end.uri, prompts[0], pb.PrefillResponse(prefilled=True, figures=figures))
     assert service.cold.speed.per_ms is None  # a background prefill's time measures nothing
@@ -146,10 +155,11 @@ async def test_a_suggestion_with_the_full_prompt_warms_it_and_its_figures_measur
     at_end = query(LONG + "def last(value):\n    |")
     assert not (await service.complete(at_end)).local
     full = daemon.requests[-1]
-    assert service.cold.speed.per_ms == estimated_tokens(full) / 6000.0
+    assert service.cold.speed.per_ms == estimated_tokens(full, ESTIMATE) / 6000.0
     settings = dataclasses.replace(SETTINGS, cold_prompt_ms=500)
     assert not (await service.complete(query(LONG + "def last(value):\n    x|"))).local  # warm
     other = query(LONG + "def last(value):\n    x|", uri="file:///w/b.py")
     fits = service.cold.speed.tokens_in(500)  # 123 estimated tokens, rounded down
     assert (await service.complete(other)).local  # cold: what the measured speed computes in 500 ms
-    assert fits == 96 and fits // 2 <= estimated_tokens(daemon.requests[-1]) <= fits
+    assert fits == 96
+    assert estimated_tokens(daemon.requests[-1], ESTIMATE) == 71  # whole lines within the 96

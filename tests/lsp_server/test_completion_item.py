@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_server.features.completion import suggestion_item
+from lsp_server.features.completion_items import suggestion_item
 
 
 def test_the_edit_covers_the_typed_word_in_utf16_units() -> None:

@@ -13,6 +13,7 @@ import pytest
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.service import FINAL_CHUNK_WAIT_S, CompletionQuery, CompletionService
+from lsp_server.completion.budgets import ModelRoom
 from lsp_server.config import CompletionSettings
 from tests.fixtures.waiting import wait_until
 
@@ -252,7 +253,7 @@ async def test_an_older_request_never_reaches_the_daemon_after_a_newer_one() -> 
     newer = await service.complete(query("x = 1|\n"))
     older_may_finish.set()
     assert (await older).reason == "superseded by a newer request"
-    assert newer.text == "1" or newer.reason is not None
+    assert (newer.text, newer.reason) == ("1", None)
     assert [r.prefix for r in daemon.requests] == ["x = 1"]
 
 
@@ -264,7 +265,7 @@ async def test_prompts_are_sized_to_the_daemons_context() -> None:
     whole = dataclasses.replace(SETTINGS, cold_prompt_ms=0)  # no local stand-in (cold_prompts)
     for context_length in (0, 512):
         daemon = ScriptedDaemon(["x"])
-        service = CompletionService(lambda: whole, daemon.stream, context_length=lambda n=context_length: n)
+        service = CompletionService(lambda: whole, daemon.stream, room=lambda n=context_length: ModelRoom(n))
         await service.complete(query(text))
         requests[context_length] = daemon.requests[0]
     unknown, small = requests[0], requests[512]

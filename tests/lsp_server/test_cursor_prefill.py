@@ -15,7 +15,7 @@ from lsp_server import cursor_prefill
 from lsp_server.completion.cold_prompts import PlannedPrompt
 from lsp_server.config import CompletionSettings
 from lsp_server.cursor_prefill import CursorPrefill
-from lsp_server.daemon import RequestRejected
+from lsp_server.daemon_supervisor import RequestRejected
 from lsp_server.features.cursor import cursor_from
 
 DELAY_MS = 10

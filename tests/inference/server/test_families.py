@@ -16,7 +16,7 @@ from inference.engine.sequence import Request
 from inference.loading import load_model
 from inference.prompts.healing import heal_prompt
 from lsp_server.config import DaemonSettings
-from lsp_server.daemon import PREFIX_ONLY_MESSAGE, DaemonSupervisor
+from lsp_server.daemon_supervisor import PREFIX_ONLY_MESSAGE, DaemonSupervisor
 from lsp_server.status import StatusReporter
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.tiny_models import make_tiny_checkpoint, train_tokenizer_json
