@@ -63,8 +63,9 @@ async def _complete(served: Any, request: Any, request_id: str) -> tuple[str, An
 def _budgets(served: Any, settings: Any, context_tokens: int) -> Any:
     """The language server's budgets for this model, or those of its local prompt of
     ``context_tokens`` tokens (no snippets; see ``lsp_server.completion.cold_prompts``)."""
-    from lsp_server.completion.budgets import ModelRoom, fit_budgets
+    from lsp_server.completion.budgets import fit_budgets
     from lsp_server.completion.cold_prompts import local_budgets
+    from lsp_server.model_room import ModelRoom
 
     budgets = fit_budgets(settings, ModelRoom(served.context_length))
     return budgets if context_tokens <= 0 else local_budgets(budgets, context_tokens)

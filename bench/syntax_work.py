@@ -92,7 +92,8 @@ async def _watched(work: Awaitable[T]) -> tuple[T, float, float]:
 
 
 async def _measure(requests: int) -> list[dict[str, float]]:
-    from lsp_server.completion.service import CompletionQuery, CompletionService
+    from lsp_server.completion.request import CompletionQuery
+    from lsp_server.completion.service import CompletionService
     from lsp_server.config import CompletionSettings
 
     settings = CompletionSettings(debounce_ms=1, max_debounce_ms=1)

@@ -25,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from inference.server.address import AddressError, parse_address
-    from lsp_server.server import create_server
+    from lsp_server.composition import create_server
 
     if args.daemon is not None:
         try:

@@ -40,3 +40,7 @@ class TokenEstimate:
     def chars(self, tokens: int) -> float:
         """About how many characters ``tokens`` tokens hold."""
         return tokens * self.chars_per_token
+
+
+DEFAULT_ESTIMATE = TokenEstimate()
+"""The estimate at :data:`DEFAULT_CHARS_PER_TOKEN`, for callers that were given none."""

@@ -28,7 +28,7 @@ from indexer.retrieval.recent import RecentWindowsRetriever
 from indexer.schema import default_db_path
 from indexer.skipping import SkipPolicy
 from indexer.store import IndexStore
-from indexer.token_estimate import TokenEstimate
+from indexer.token_estimate import DEFAULT_ESTIMATE, TokenEstimate
 from indexer.watcher import WorkspaceWatcher
 
 _RECENT_DOCUMENTS = 8
@@ -185,7 +185,7 @@ class WorkspaceIndex:
         token_budget: int = 1024,
         time_budget_ms: float = 50.0,
         cancel: CancelToken | None = None,
-        estimate: TokenEstimate = TokenEstimate(),
+        estimate: TokenEstimate = DEFAULT_ESTIMATE,
     ) -> list[Snippet]:
         """The snippets for a completion at ``query``'s cursor: fused, de-duplicated, never from the
         cursor's own region, at most ``token_budget`` estimated tokens, best first. Returns what it has

@@ -73,10 +73,6 @@ class CursorPrefill:
         self._documents: dict[str, _Document] = {}
         self.skipped: str | None = None
         """Why the daemon skips prefills (then none is sent), or None."""
-        self.last: pb.PrefillResponse | None = None
-        """The daemon's answer to the last prefill that finished (for tests and the bench)."""
-        self.finished = 0
-        """Prefills that finished (computed, not stopped)."""
 
     def moved(self, uri: str, position: types.Position) -> None:
         """The cursor of ``uri`` is now at ``position``: prefill there once it has rested."""
@@ -146,8 +142,6 @@ class CursorPrefill:
                     self.skipped = reply.skipped
                     log.info("the daemon skips prefills (%s); no more are sent", reply.skipped)
                     return
-                self.last = reply
-                self.finished += 1
                 log.debug(
                     "prefilled %s %s:%s (%s prompt): %d prompt tokens, %d computed",
                     uri,

@@ -28,6 +28,7 @@ from inference.daemon_process import (
 )
 from inference.defaults import default_socket_path
 from lsp_server.config import DaemonSettings
+from lsp_server.model_room import ModelRoom
 from lsp_server.status import StatusReporter
 
 PREFIX_ONLY_MESSAGE = (
@@ -59,12 +60,19 @@ class DaemonSupervisor:
         self._backoff_s = MIN_BACKOFF_S
         self._retry_at = 0.0
         self._waiting: asyncio.Task[None] | None = None
-        self._context_length = 0
+        self._room = ModelRoom()
+        self._supports_tools = False
 
     @property
-    def context_length(self) -> int:
-        """The served model's context in tokens; 0 until the daemon has said."""
-        return self._context_length
+    def room(self) -> ModelRoom:
+        """The served model's room (context, reply reserve, characters per token); zeros until the
+        daemon has said."""
+        return self._room
+
+    @property
+    def supports_tools(self) -> bool:
+        """Whether the served model's chat template takes tool calls (False until the daemon said)."""
+        return self._supports_tools
 
     @property
     def address(self) -> str:
@@ -197,7 +205,8 @@ class DaemonSupervisor:
         try:
             info = await self._client.model_info(timeout=5.0)
             model, device, prefix_only = info.model.name, info.device, info.prefix_only
-            self._context_length = info.model.context_length
+            self._room = ModelRoom.of(info)
+            self._supports_tools = info.supports_tools
         except DaemonError as error:
             log.warning("could not read the daemon's model info: %s", error)
         message = PREFIX_ONLY_MESSAGE if prefix_only else "ready"

@@ -1,11 +1,16 @@
-"""The codedraft language server: shared state, and the features that register on it."""
+"""The codedraft language server's shared state: settings, status, daemon, index, completions.
+
+Features (``features/``) register handlers on it and import only this type; ``composition.py`` builds
+the server with every feature. The server also is the :class:`~lsp_server.editor_host.EditorHost` and
+:class:`~lsp_server.completion.at_position.CompletionHost` of the sessions below it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -22,6 +27,7 @@ from lsp_server.completion.service import CompletionService
 from lsp_server.config import DaemonSettings, Settings
 from lsp_server.cursor_prefill import CursorPrefill
 from lsp_server.daemon_supervisor import DaemonSupervisor
+from lsp_server.reply_stream import EditorReplyStream, begin_reply_stream
 from lsp_server.status import StatusReporter
 
 if TYPE_CHECKING:
@@ -39,7 +45,7 @@ class CodedraftServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("codedraft", codedraft_version())
         self.settings = Settings()
-        self.status = StatusReporter(self._notify, self._show_warning)
+        self.status = StatusReporter(self._notify, self.show_warning)
         self.pinned_daemon_address: str | None = None
         """The daemon address of ``codedraft lsp --daemon``: it wins over settings."""
         self.daemon = DaemonSupervisor(self._daemon_settings, self.status)
@@ -47,7 +53,7 @@ class CodedraftServer(LanguageServer):
             lambda: self.settings.completion,
             self.daemon.stream_complete,
             self.retrieve,
-            lambda: self.daemon.context_length,
+            lambda: self.daemon.room,
             self.daemon.cancel,
         )
         self.prefill = CursorPrefill(
@@ -72,7 +78,7 @@ class CodedraftServer(LanguageServer):
         index = self.index
         if index is None:
             return []
-        return index.retrieve(query, token_budget, time_budget_ms, cancel)
+        return index.retrieve(query, token_budget, time_budget_ms, cancel, self.daemon.room.estimate)
 
     async def _prefill_prompts(self, uri: str, position: types.Position) -> list[PlannedPrompt]:
         query = query_at(self, uri, position)
@@ -89,6 +95,10 @@ class CodedraftServer(LanguageServer):
     def open_document(self, uri: str) -> TextDocument | None:
         """The document the editor opened at ``uri``, or None if it never did."""
         return self.workspace.text_documents.get(unquote(uri))
+
+    def open_documents(self) -> list[TextDocument]:
+        """Every document open in the editor."""
+        return list(self.workspace.text_documents.values())
 
     def relative_path(self, uri: str) -> str:
         """A document's path relative to the workspace (its absolute path when outside it)."""
@@ -109,23 +119,21 @@ class CodedraftServer(LanguageServer):
     def _notify(self, method: str, params: Any) -> None:
         self.protocol.notify(method, params)
 
-    def _show_warning(self, message: str) -> None:
+    def show_warning(self, message: str) -> None:
+        """A warning the user sees (a message window, not only the log)."""
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
 
+    async def reply_stream(self, token: str, title: str) -> EditorReplyStream:
+        """Starts streaming a long reply to the editor (``reply_stream.py``)."""
+        return await begin_reply_stream(self, token, title)
 
-def create_server() -> CodedraftServer:
-    """A server with every feature registered."""
-    from lsp_server.features import (
-        code_actions,
-        commands,
-        completion,
-        cursor,
-        documents,
-        inline_completion,
-        lifecycle,
-    )
+    def stream_generate(
+        self, request: pb.GenerateRequest, timeout_s: float
+    ) -> AsyncIterator[pb.GenerateChunk]:
+        """The daemon's Generate stream for ``request``."""
+        return self.daemon.stream_generate(request, timeout_s)
 
-    server = CodedraftServer()
-    for feature in (lifecycle, documents, cursor, inline_completion, completion, code_actions, commands):
-        feature.setup(server)
-    return server
+    @property
+    def model_supports_tools(self) -> bool:
+        """Whether the served model's chat template takes tool calls."""
+        return self.daemon.supports_tools

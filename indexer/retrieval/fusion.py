@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 
 from indexer.retrieval.base import RetrievalContext, Retriever, Snippet
-from indexer.token_estimate import TokenEstimate
+from indexer.token_estimate import DEFAULT_ESTIMATE, TokenEstimate
 
 RRF_K = 60
 
@@ -46,7 +46,7 @@ def reciprocal_rank_fusion(
 
 
 def pack_into_budget(
-    snippets: Sequence[Snippet], token_budget: int, estimate: TokenEstimate = TokenEstimate()
+    snippets: Sequence[Snippet], token_budget: int, estimate: TokenEstimate = DEFAULT_ESTIMATE
 ) -> list[Snippet]:
     """The best snippets that fit together in ``token_budget`` tokens as ``estimate`` counts them (a
     snippet too large is passed over)."""
@@ -65,7 +65,7 @@ def run_retrievers(
     context: RetrievalContext,
     token_budget: int,
     per_retriever: int = 10,
-    estimate: TokenEstimate = TokenEstimate(),
+    estimate: TokenEstimate = DEFAULT_ESTIMATE,
 ) -> list[Snippet]:
     """Runs the retrievers in turn until the time budget is spent, fuses and packs their results.
 

@@ -227,7 +227,8 @@ class _FixRun:
         if not changes:
             self.record(step, reply, "rejected: the edit changes nothing")
             return None
-        problem = changes_problem(changes, target, self.task.instruction or "")
+        # whole-file parses and tag extraction: off the event loop the language server shares
+        problem = await asyncio.to_thread(changes_problem, changes, target, self.task.instruction or "")
         if problem is not None:
             self.record(step, reply, f"rejected: {problem}")
             return None

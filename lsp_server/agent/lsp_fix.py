@@ -19,15 +19,13 @@ from lsp_server.agent.edits import EditOutsideWorkspace, Target
 from lsp_server.agent.loop import FixResult, FixTask, run_fix
 from lsp_server.agent.model_calls import daemon_generate
 from lsp_server.agent.sandbox import Limits, Sandbox
+from lsp_server.config import AgentSettings
 from lsp_server.daemon_supervisor import RequestRejected
-from lsp_server.progress import begin_progress
-from lsp_server.rewrite.session import STREAM_NOTIFICATION
+from lsp_server.editor_host import EditorHost
 from lsp_server.rewrite.workspace_edit import ANNOTATION_ID, check_inside_workspace
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
-
-    from lsp_server.server import CodedraftServer
 
 
 @dataclass
@@ -42,7 +40,8 @@ class AgentFix:
 
 
 async def run_agent_fix(
-    ls: CodedraftServer,
+    host: EditorHost,
+    settings: AgentSettings,
     uri: str,
     span: types.Range,
     diagnostics: list[str],
@@ -52,9 +51,8 @@ async def run_agent_fix(
     """Runs the agent loop for the lines of ``span`` in ``uri`` with the configured check: a fix, or
     with ``instruction`` a refactor that must leave the check passing."""
     fix = AgentFix(id=uuid.uuid4().hex)
-    settings = ls.settings.agent
-    document = ls.open_document(uri)
-    root = ls.workspace_root
+    document = host.open_document(uri)
+    root = host.workspace_root
     if document is None or root is None or not settings.check_command:
         fix.error = "the agent needs an open document, a workspace folder and codedraft.agent.checkCommand"
         return fix
@@ -72,25 +70,21 @@ async def run_agent_fix(
         target=Target(relative, first, last),
         check_command=settings.check_command,
         diagnostics=diagnostics,
-        overlays={relative: doc.source for relative, doc in _open_documents(ls, root).items()},
+        overlays={relative: doc.source for relative, doc in _open_documents(host, root).items()},
         step_limit=settings.step_limit,
         time_limit_s=float(settings.time_limit_s),
-        use_tools=await _model_takes_tools(ls),
+        use_tools=host.model_supports_tools,
         instruction=instruction,
     )
-    progress = await begin_progress(ls, fix.id, title)
+    stream = await host.reply_stream(fix.id, title)
 
     def report(message: str) -> None:
-        if progress:
-            ls.work_done_progress.report(fix.id, types.WorkDoneProgressReport(message=message))
-        ls.protocol.notify(
-            STREAM_NOTIFICATION, {"id": fix.id, "delta": f"\n[codedraft] {message}\n", "done": False}
-        )
+        stream.text(f"\n[codedraft] {message}\n", progress=message)
 
     def delta(_request_id: str, text: str) -> None:
-        ls.protocol.notify(STREAM_NOTIFICATION, {"id": fix.id, "delta": text, "done": False})
+        stream.text(text)
 
-    generate = daemon_generate(ls.daemon.stream_generate, f"{uri}#agent", delta)
+    generate = daemon_generate(host.stream_generate, f"{uri}#agent", delta)
     sandbox = Sandbox("auto", Limits(wall_s=float(settings.time_limit_s)))
     try:
         fix.result = await run_fix(task, generate, sandbox, report)
@@ -98,12 +92,10 @@ async def run_agent_fix(
         fix.error = f"the model could not answer: {error or 'timed out'}"
         return fix
     finally:
-        ls.protocol.notify(STREAM_NOTIFICATION, {"id": fix.id, "delta": "", "done": True})
-        if progress:
-            ls.work_done_progress.end(fix.id, types.WorkDoneProgressEnd(message="done"))
+        stream.end()
     result = fix.result
     for warning in result.warnings:  # e.g. no sandbox at all: the user must hear it, not just the log
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=warning))
+        host.show_warning(warning)
     fix.summary = {
         "verified": result.verified,
         "status": result.status,
@@ -116,7 +108,7 @@ async def run_agent_fix(
         fix.error = result.report()
         return fix
     try:
-        versions = {relative: doc.version for relative, doc in _open_documents(ls, root).items()}
+        versions = {relative: doc.version for relative, doc in _open_documents(host, root).items()}
         fix.edit = verified_edit(result.changes, root, versions, title, result.report())
     except EditOutsideWorkspace as error:
         fix.error = str(error)
@@ -167,20 +159,11 @@ def changed_lines(before: str, after: str) -> tuple[types.Range, str]:
     return types.Range(start=start, end=end), "".join(new[prefix : len(new) - suffix])
 
 
-def _open_documents(ls: CodedraftServer, root: Path) -> dict[str, TextDocument]:
+def _open_documents(host: EditorHost, root: Path) -> dict[str, TextDocument]:
     """The editor's open documents inside the workspace, by relative path (their unsaved text wins)."""
     documents: dict[str, TextDocument] = {}
-    for document in list(ls.workspace.text_documents.values()):
+    for document in host.open_documents():
         with contextlib.suppress(EditOutsideWorkspace, ValueError):
             path = check_inside_workspace(document.uri, root)
             documents[path.relative_to(root.resolve()).as_posix()] = document
     return documents
-
-
-async def _model_takes_tools(ls: CodedraftServer) -> bool:
-    try:
-        client = await ls.daemon.client()
-        info = await client.model_info(timeout=5.0)
-    except Exception:  # no model info: the fixed pipeline works with any model
-        return False
-    return bool(info.supports_tools)

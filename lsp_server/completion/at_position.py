@@ -2,34 +2,61 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lsprotocol import types
+from pygls.workspace import TextDocument
 
 from indexer.positions import cursor_offset
-from lsp_server.completion.service import SUPERSEDED, CompletionOutcome, CompletionQuery
-
-if TYPE_CHECKING:
-    from lsp_server.server import CodedraftServer  # the server builds its prefills from query_at
+from lsp_server.completion.request import CompletionQuery
+from lsp_server.completion.service import SUPERSEDED, CompletionOutcome, CompletionService
+from lsp_server.cursor_prefill import CursorPrefill
+from lsp_server.status import StatusReporter
 
 # Larger documents get no suggestions (the daemon would cut the prompt to a window anyway, but
 # splitting tens of megabytes per keystroke would stall the server).
 MAX_DOCUMENT_CHARS = 8_000_000
 
 
-async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position) -> CompletionOutcome:
+class CompletionHost(Protocol):
+    """What a suggestion at a position needs of the language server."""
+
+    @property
+    def status(self) -> StatusReporter:
+        """Where the suggestion's figures and suppression reasons go."""
+
+    @property
+    def completions(self) -> CompletionService:
+        """The service that asks the daemon."""
+
+    @property
+    def prefill(self) -> CursorPrefill:
+        """The cursor's background prefills (told when a completion starts and when typing pauses)."""
+
+    @property
+    def deleted(self) -> dict[str, bool]:
+        """Documents whose last change was a deletion, by URI."""
+
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The document the editor opened at ``uri``, or None if it never did."""
+
+    def relative_path(self, uri: str) -> str:
+        """A document's path relative to the workspace."""
+
+
+async def suggestion_at(host: CompletionHost, uri: str, position: types.Position) -> CompletionOutcome:
     """The post-processed suggestion at ``position`` of ``uri``, or the reason there is none (also sent
     to the editor as ``codedraft/status``)."""
-    outcome = await _suggest(ls, uri, position)
+    outcome = await _suggest(host, uri, position)
     figures = outcome.figures
     answered = outcome.text is not None or (figures is not None and outcome.reason != SUPERSEDED)
     if outcome.from_cache or not answered:
         # typed through a suggestion the daemon computed, or no answer: lastCompletion keeps
         # describing the last one the daemon gave
-        ls.status.update(suppressed=outcome.reason)
+        host.status.update(suppressed=outcome.reason)
     else:
         # the daemon answered (even when post-processing then dropped its text): its figures
-        ls.status.update(
+        host.status.update(
             suppressed=outcome.reason,
             last_completion={
                 "latencyMs": round(outcome.latency_ms, 1),
@@ -45,20 +72,20 @@ async def suggestion_at(ls: CodedraftServer, uri: str, position: types.Position)
     return outcome
 
 
-async def _suggest(ls: CodedraftServer, uri: str, position: types.Position) -> CompletionOutcome:
-    query = query_at(ls, uri, position)
+async def _suggest(host: CompletionHost, uri: str, position: types.Position) -> CompletionOutcome:
+    query = query_at(host, uri, position)
     if isinstance(query, str):
         return CompletionOutcome(None, query)
-    ls.prefill.completing(uri)
-    outcome = await ls.completions.complete(query)
+    host.prefill.completing(uri)
+    outcome = await host.completions.complete(query)
     if outcome.local and outcome.reason != SUPERSEDED:
-        ls.prefill.settle(uri, position)
+        host.prefill.settle(uri, position)
     return outcome
 
 
-def query_at(ls: CodedraftServer, uri: str, position: types.Position) -> CompletionQuery | str:
+def query_at(host: CompletionHost, uri: str, position: types.Position) -> CompletionQuery | str:
     """The completion query at ``position`` of ``uri``, or why there can be none."""
-    document = ls.open_document(uri)
+    document = host.open_document(uri)
     if document is None:
         return "the document is not open"
     text = document.source
@@ -69,11 +96,11 @@ def query_at(ls: CodedraftServer, uri: str, position: types.Position) -> Complet
     offset = cursor_offset(text, position.line, position.character)
     return CompletionQuery(
         uri=uri,
-        path=ls.relative_path(uri),
+        path=host.relative_path(uri),
         language=document.language_id,
         text=text,
         offset=offset,
         line=position.line,
         column=position.character,
-        deleted=ls.deleted.get(uri, False),
+        deleted=host.deleted.get(uri, False),
     )

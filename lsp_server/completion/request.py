@@ -5,7 +5,7 @@ builds its prompts here too, so that it scores the prompts users get."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from indexer.retrieval.base import Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
@@ -13,15 +13,26 @@ from lsp_server.completion.budgets import PromptBudgets
 from lsp_server.completion.window import cursor_window
 from lsp_server.config import CompletionSettings
 
-if TYPE_CHECKING:
-    from lsp_server.completion.service import CompletionQuery  # which imports this module
-
 _SPECULATION = {
     "auto": pb.SPECULATION_MODE_AUTO,
     "off": pb.SPECULATION_MODE_OFF,
     "ngram": pb.SPECULATION_MODE_NGRAM,
     "draft": pb.SPECULATION_MODE_DRAFT,
 }
+
+
+@dataclass(frozen=True)
+class CompletionQuery:
+    """A cursor in an open document. ``line`` is 0-based and ``column`` in UTF-16 units (LSP)."""
+
+    uri: str
+    path: str
+    language: str | None
+    text: str
+    offset: int
+    line: int
+    column: int
+    deleted: bool = False
 
 
 def complete_request(

@@ -19,18 +19,19 @@ from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.budgets import ModelRoom, fit_budgets
+from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.pipeline import postprocess
 from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
-from lsp_server.completion.request import request_at
+from lsp_server.completion.request import CompletionQuery, request_at
 from lsp_server.completion.suggestion_cache import SuggestionCache
 from lsp_server.completion.trigger import suppression_reason
 from lsp_server.config import CompletionSettings
 from lsp_server.daemon_supervisor import RequestRejected
+from lsp_server.model_room import ModelRoom
 
 StreamComplete = Callable[[pb.CompleteRequest, float], AsyncIterator[pb.CompleteChunk]]
 """Streams the daemon's chunks for a request, with a timeout in seconds. Raises ``TimeoutError`` when
@@ -49,20 +50,6 @@ FINAL_CHUNK_WAIT_S = 0.5
 
 Retrieve = Callable[[RetrievalQuery, int, float, threading.Event], Sequence[Snippet]]
 """Blocking retrieval: query, token budget, time budget (ms), cancel event."""
-
-
-@dataclass(frozen=True)
-class CompletionQuery:
-    """A cursor in an open document. ``line`` is 0-based and ``column`` in UTF-16 units (LSP)."""
-
-    uri: str
-    path: str
-    language: str | None
-    text: str
-    offset: int
-    line: int
-    column: int
-    deleted: bool = False
 
 
 @dataclass
@@ -93,8 +80,9 @@ class CompletionService:
         cancel: CancelRequest | None = None,
     ) -> None:
         """``room`` gives what the daemon said of its model (zeros while unknown); prompts are sized
-        to fit it and counted with its token estimate (see ``budgets.py``). ``cancel`` stops a request whose suggestion is complete
-        before the daemon's stream is (without it the stream is closed, and its figures are lost)."""
+        to fit it and counted with its token estimate (see ``budgets.py``). ``cancel`` stops a
+        request whose suggestion is complete before the daemon's stream is (without it the stream
+        is closed, and its figures are lost)."""
         self._settings = settings
         self._stream = stream
         self._retrieve = retrieve

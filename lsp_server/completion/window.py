@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from indexer.token_estimate import TokenEstimate
+from indexer.token_estimate import DEFAULT_ESTIMATE, TokenEstimate
 
 # Window edges move in steps of this many lines, so that typing (even across a few lines) leaves the
 # start of the prompt, and with it the daemon's cached KV, unchanged.
@@ -29,7 +29,7 @@ def cursor_window(
     prefix_tokens: int,
     suffix_tokens: int,
     line_step: int = LINE_STEP,
-    estimate: TokenEstimate = TokenEstimate(),
+    estimate: TokenEstimate = DEFAULT_ESTIMATE,
 ) -> DocumentWindow:
     """The window around character ``offset`` of ``text`` within the token budgets (tokens as
     ``estimate`` counts them; the daemon counts real ones and cuts by its own policy if short).

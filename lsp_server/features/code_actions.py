@@ -3,21 +3,11 @@ diagnostics in range; ``codeAction/resolve`` asks the model only when the user p
 
 from __future__ import annotations
 
-from typing import Any
+from lsprotocol import types
 
-import cattrs
-from lsprotocol import converters, types
-
-from lsp_server.agent.lsp_fix import run_agent_fix
-from lsp_server.rewrite.prompts import fix_instruction
-from lsp_server.rewrite.session import run_rewrite
-from lsp_server.rewrite.workspace_edit import ANNOTATION_ID
+from lsp_server.edit_target import range_from_json, range_to_json
+from lsp_server.proposed_edit import FIX_TITLE, REFACTOR_TITLE, propose_edit
 from lsp_server.server import CodedraftServer
-
-REFACTOR_TITLE = "Refactor with codedraft…"
-FIX_TITLE = "Fix with codedraft"
-NOT_VERIFIED = "not verified: set codedraft.agent.checkCommand to have fixes checked before they are offered"
-_LSP_JSON = converters.get_converter()
 
 
 def setup(server: CodedraftServer) -> None:
@@ -36,7 +26,7 @@ def setup(server: CodedraftServer) -> None:
         if (span.start.line, span.start.character) == (span.end.line, span.end.character):
             ls.prefill.moved(uri, span.start)  # editors ask for code actions where the cursor rests
         else:
-            target = {"uri": uri, "range": _LSP_JSON.unstructure(span)}
+            target = {"uri": uri, "range": range_to_json(span)}
             actions.append(
                 types.CodeAction(
                     title=REFACTOR_TITLE,
@@ -60,7 +50,7 @@ def setup(server: CodedraftServer) -> None:
                     diagnostics=diagnostics,
                     data={
                         "uri": uri,
-                        "range": _LSP_JSON.unstructure(fix_range),
+                        "range": range_to_json(fix_range),
                         "diagnostics": [d.message for d in diagnostics],
                     },
                 )
@@ -74,24 +64,10 @@ def setup(server: CodedraftServer) -> None:
             return action
         messages = [str(m) for m in data.get("diagnostics", [])]
         span = range_from_json(data["range"])
-        if ls.settings.agent.check_command:
-            fix = await run_agent_fix(ls, data["uri"], span, messages, FIX_TITLE)
-            edit, error = fix.edit, fix.error
-        else:
-            result = await run_rewrite(ls, data["uri"], span, fix_instruction(messages), messages, FIX_TITLE)
-            edit, error = result.edit, result.error
-            if edit is not None and edit.change_annotations:
-                edit.change_annotations[ANNOTATION_ID].description = NOT_VERIFIED
+        proposal = await propose_edit(ls, ls.settings.agent, data["uri"], span, messages, FIX_TITLE)
+        edit, error = proposal.edit, proposal.error
         if edit is not None:
             action.edit = edit
         else:
             action.disabled = types.CodeActionDisabled(reason=error or "no fix")
         return action
-
-
-def range_from_json(raw: Any) -> types.Range:
-    """An LSP range from its JSON form, by lsprotocol's converter; ValueError when malformed."""
-    try:
-        return _LSP_JSON.structure(raw, types.Range)
-    except (cattrs.BaseValidationError, TypeError, ValueError) as error:
-        raise ValueError(f"not an LSP range: {raw!r}") from error

@@ -8,11 +8,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from lsp_server.agent.lsp_fix import run_agent_fix
-from lsp_server.features.code_actions import FIX_TITLE, NOT_VERIFIED, REFACTOR_TITLE, range_from_json
-from lsp_server.features.lifecycle import start_index
-from lsp_server.rewrite.prompts import DEFAULT_INSTRUCTION, fix_instruction
-from lsp_server.rewrite.session import run_rewrite
+from lsp_server.edit_target import command_target, range_from_json
+from lsp_server.indexing import start_index
+from lsp_server.proposed_edit import FIX_TITLE, NOT_VERIFIED, REFACTOR_TITLE, ProposedEdit, propose_edit
+from lsp_server.rewrite.prompts import DEFAULT_INSTRUCTION
 from lsp_server.server import CodedraftServer
 
 
@@ -28,7 +27,7 @@ def setup(server: CodedraftServer) -> None:
         if ls.workspace_root is None:
             return {"indexed": False, "reason": "no workspace folder"}
         if ls.index is None:
-            await start_index(ls, ls.workspace_root)
+            ls.index = await start_index(ls.settings.index, ls.status, ls.workspace_root)
             return {"indexed": ls.index is not None}
         ls.status.update(indexing=True, index_message=f"re-indexing {ls.workspace_root.name}")
         try:
@@ -40,75 +39,38 @@ def setup(server: CodedraftServer) -> None:
     @server.command("codedraft.refactor")
     async def refactor(ls: CodedraftServer, *args: Any) -> dict[str, Any]:
         """Rewrites ``{uri, range}`` following ``instruction`` and proposes the edit for confirmation."""
-        target = _target(args)
+        target = command_target(args)
         instruction = str(target.get("instruction") or DEFAULT_INSTRUCTION)
-        if ls.settings.agent.check_command:
-            return await _verified_fix_and_apply(ls, target, [], REFACTOR_TITLE, instruction)
-        return await _rewrite_and_apply(ls, target, instruction, [], REFACTOR_TITLE)
+        span = range_from_json(target["range"])
+        proposal = await propose_edit(
+            ls, ls.settings.agent, target["uri"], span, [], REFACTOR_TITLE, instruction
+        )
+        return await _apply(ls, proposal, REFACTOR_TITLE)
 
     @server.command("codedraft.fix")
     async def fix(ls: CodedraftServer, *args: Any) -> dict[str, Any]:
         """Fixes the problems (``diagnostics``: messages) in ``{uri, range}`` and proposes the edit."""
-        target = _target(args)
+        target = command_target(args)
         messages = [str(m) for m in target.get("diagnostics") or []]
-        if ls.settings.agent.check_command:
-            return await _verified_fix_and_apply(ls, target, messages, FIX_TITLE)
-        response = await _rewrite_and_apply(ls, target, fix_instruction(messages), messages, FIX_TITLE)
-        return {**response, "verified": False, "note": NOT_VERIFIED}
+        span = range_from_json(target["range"])
+        proposal = await propose_edit(ls, ls.settings.agent, target["uri"], span, messages, FIX_TITLE)
+        return await _apply(ls, proposal, FIX_TITLE)
 
 
-def _target(args: tuple[Any, ...]) -> dict[str, Any]:
-    """The command's one argument ``{uri, range, ...}``; ValueError (an error response) when malformed."""
-    target: Any = args[0] if args else None
-    if isinstance(target, list) and target:
-        target = target[0]
-    target = _plain(target)
-    if not isinstance(target, dict) or not isinstance(target.get("uri"), str) or "range" not in target:
-        raise ValueError("expected one argument {uri, range, instruction?}")
-    return target
-
-
-async def _rewrite_and_apply(
-    ls: CodedraftServer, target: dict[str, Any], instruction: str, diagnostics: list[str], title: str
-) -> dict[str, Any]:
-    span = range_from_json(_plain(target["range"]))
-    result = await run_rewrite(ls, target["uri"], span, instruction, diagnostics, title)
-    if result.edit is None:
-        return {"id": result.id, "applied": False, "reason": result.error}
+async def _apply(ls: CodedraftServer, proposal: ProposedEdit, title: str) -> dict[str, Any]:
+    """Asks the editor to apply the proposed edit (it asks the user to confirm) and says what happened:
+    ``applied``, ``reason``, ``verified`` (with the agent's account, or a ``note`` when unverified)."""
+    account: dict[str, Any] = {"verified": proposal.verified, **proposal.summary}
+    if not proposal.summary:
+        account["note"] = NOT_VERIFIED
+    if proposal.edit is None:
+        return {"id": proposal.id, **account, "applied": False, "reason": proposal.error}
     response = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=result.edit, label=title)
+        types.ApplyWorkspaceEditParams(edit=proposal.edit, label=title)
     )
     return {
-        "id": result.id,
+        "id": proposal.id,
+        **account,
         "applied": bool(response.applied),
         "reason": None if response.applied else (response.failure_reason or "the edit was not applied"),
     }
-
-
-async def _verified_fix_and_apply(
-    ls: CodedraftServer,
-    target: dict[str, Any],
-    messages: list[str],
-    title: str,
-    instruction: str | None = None,
-) -> dict[str, Any]:
-    """The agent loop's fix or refactor: proposed for confirmation only once the configured check
-    passed with it."""
-    span = range_from_json(_plain(target["range"]))
-    fix = await run_agent_fix(ls, target["uri"], span, messages, title, instruction)
-    if fix.edit is None:
-        return {"id": fix.id, "applied": False, "verified": False, "reason": fix.error, **fix.summary}
-    response = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=fix.edit, label=title))
-    return {
-        "id": fix.id,
-        **fix.summary,
-        "applied": bool(response.applied),
-        "reason": None if response.applied else (response.failure_reason or "the edit was not applied"),
-    }
-
-
-def _plain(value: Any) -> Any:
-    """JSON values pygls hands over as named tuples, as dicts."""
-    if hasattr(value, "_asdict"):
-        return {key: _plain(item) for key, item in value._asdict().items()}
-    return value

@@ -11,6 +11,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from lsp_server.config import load_settings
+from lsp_server.indexing import start_index
 from lsp_server.server import CodedraftServer
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ def setup(server: CodedraftServer) -> None:
     async def initialized(ls: CodedraftServer, params: types.InitializedParams) -> None:
         await _pull_configuration(ls)
         if ls.settings.index.enabled and ls.workspace_root is not None:
-            ls.spawn(start_index(ls, ls.workspace_root))
+            ls.spawn(_index(ls, ls.workspace_root))
         ls.spawn(_connect_daemon(ls))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -74,28 +75,8 @@ async def _pull_configuration(ls: CodedraftServer) -> None:
         ls.settings, _ = load_settings(result[0], ls.settings)
 
 
-async def start_index(ls: CodedraftServer, root: Path) -> None:
-    from indexer.skipping import SkipPolicy
-    from indexer.workspace import WorkspaceIndex
-
-    settings = ls.settings.index
-    defaults = SkipPolicy()
-    policy = SkipPolicy(
-        max_file_bytes=settings.max_file_kb * 1024,
-        excluded_directories=defaults.excluded_directories | frozenset(settings.exclude),
-    )
-    ls.status.update(indexing=True, index_message=f"indexing {root.name}")
-    try:
-        index = await asyncio.to_thread(WorkspaceIndex, root, None, policy)
-        report = await asyncio.to_thread(index.refresh, ls.status.index_progress)
-        index.start_watching()
-    except Exception as error:  # retrieval is optional: completions go on without it
-        log.exception("indexing %s failed", root)
-        ls.status.update(indexing=False, index_message=None, suppressed=f"indexing failed: {error}")
-        return
-    ls.index = index
-    log.info("indexed %s: %s", root, report)
-    ls.status.update(indexing=False, index_message=None)
+async def _index(ls: CodedraftServer, root: Path) -> None:
+    ls.index = await start_index(ls.settings.index, ls.status, root)
 
 
 async def _connect_daemon(ls: CodedraftServer) -> None:

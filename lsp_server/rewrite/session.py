@@ -1,15 +1,13 @@
-"""One refactor or fix from request to proposed edit, streaming the model's reply to the editor.
-
-The reply streams as ``codedraft/streamText`` notifications ``{id, delta, done}`` and as ``$/progress``
-reports (when the client supports work-done progress). The result is an edit that needs the user's
-confirmation; nothing is written here.
+"""One refactor or fix from request to proposed edit, streaming the model's reply to the editor
+(``reply_stream.py``). The result is an edit that needs the user's confirmation; nothing is written
+here.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -19,16 +17,12 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.agent.edits import EditOutsideWorkspace
 from lsp_server.completion.syntax import language_spec
 from lsp_server.daemon_supervisor import RequestRejected
-from lsp_server.progress import begin_progress
+from lsp_server.editor_host import EditorHost
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
 from lsp_server.rewrite.proposal_check import Proposal, proposal_problem
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
 from lsp_server.rewrite.workspace_edit import annotated_edit, check_inside_workspace
 
-if TYPE_CHECKING:
-    from lsp_server.server import CodedraftServer
-
-STREAM_NOTIFICATION = "codedraft/streamText"
 MAX_REWRITE_TOKENS = 1024
 REWRITE_TIMEOUT_S = 300.0
 
@@ -44,16 +38,16 @@ class RewriteResult:
 
 
 async def run_rewrite(
-    ls: CodedraftServer, uri: str, span: types.Range, instruction: str, diagnostics: list[str], title: str
+    host: EditorHost, uri: str, span: types.Range, instruction: str, diagnostics: list[str], title: str
 ) -> RewriteResult:
     """Asks the model to rewrite the whole lines of ``span`` in ``uri`` and returns the edit."""
     result = RewriteResult(id=uuid.uuid4().hex)
-    document = ls.open_document(uri)
+    document = host.open_document(uri)
     if document is None:
         result.error = f"{uri} is not open in the editor"
         return result
     try:
-        check_inside_workspace(uri, ls.workspace_root)
+        check_inside_workspace(uri, host.workspace_root)
     except EditOutsideWorkspace as error:
         result.error = str(error)
         return result
@@ -67,7 +61,7 @@ async def run_rewrite(
         return result
     selected = "\n".join(lines[first : last + 1])
     task = RewriteTask(
-        path=ls.relative_path(uri),
+        path=host.relative_path(uri),
         language=document.language_id or "",
         before="\n".join(lines[max(0, first - CONTEXT_LINES) : first]),
         selected=selected,
@@ -82,7 +76,7 @@ async def run_rewrite(
         sampling=pb.SamplingParams(temperature=0.0, max_tokens=MAX_REWRITE_TOKENS),
     )
     try:
-        result.reply = await _stream_reply(ls, request, title, result.id)
+        result.reply = await _stream_reply(host, request, title, result.id)
     except (ConnectionError, TimeoutError, RequestRejected) as error:
         result.error = f"the model could not answer: {error or 'timed out'}"
         return result
@@ -96,7 +90,9 @@ async def run_rewrite(
         return result
     after = "\n".join([*lines[:first], code, *lines[last + 1 :]])
     language = language_spec(document.language_id) or language_for_path(task.path)
-    problem = proposal_problem(Proposal("\n".join(lines), after, language, instruction, (first, last)))
+    # two whole-file parses and a tag extraction: off the server's event loop
+    proposal = Proposal("\n".join(lines), after, language, instruction, (first, last))
+    problem = await asyncio.to_thread(proposal_problem, proposal)
     if problem is not None:
         result.error = f"{problem}; not offered, ask again or reword the request"
         return result
@@ -110,22 +106,14 @@ async def run_rewrite(
     return result
 
 
-async def _stream_reply(ls: CodedraftServer, request: pb.GenerateRequest, title: str, token: str) -> str:
-    progress = await begin_progress(ls, token, title)
+async def _stream_reply(host: EditorHost, request: pb.GenerateRequest, title: str, token: str) -> str:
+    stream = await host.reply_stream(token, title)
     pieces: list[str] = []
     try:
-        async for chunk in ls.daemon.stream_generate(request, REWRITE_TIMEOUT_S):
+        async for chunk in host.stream_generate(request, REWRITE_TIMEOUT_S):
             if chunk.text_delta:
                 pieces.append(chunk.text_delta)
-                ls.protocol.notify(
-                    STREAM_NOTIFICATION, {"id": token, "delta": chunk.text_delta, "done": False}
-                )
-                if progress:
-                    ls.work_done_progress.report(
-                        token, types.WorkDoneProgressReport(message=f"{sum(map(len, pieces))} characters")
-                    )
+                stream.text(chunk.text_delta, progress=f"{sum(map(len, pieces))} characters")
     finally:
-        ls.protocol.notify(STREAM_NOTIFICATION, {"id": token, "delta": "", "done": True})
-        if progress:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+        stream.end()
     return "".join(pieces)

@@ -13,9 +13,9 @@ from indexer.retrieval.base import RetrievalContext, RetrievalQuery, Snippet
 from indexer.retrieval.bm25 import Bm25Retriever
 from indexer.retrieval.definitions import DefinitionsRetriever
 from indexer.retrieval.fusion import pack_into_budget, reciprocal_rank_fusion
-from indexer.token_estimate import TokenEstimate
 from indexer.retrieval.imports import imported_paths, path_matches_stem
 from indexer.retrieval.recent import RecentWindowsRetriever
+from indexer.token_estimate import TokenEstimate
 from indexer.workspace import WorkspaceIndex
 
 FILES = {

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from indexer.token_estimate import TokenEstimate
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.budgets import ModelRoom, PromptBudgets, fit_budgets
+from lsp_server.completion.budgets import PromptBudgets, fit_budgets
 from lsp_server.config import CompletionSettings
+from lsp_server.model_room import ModelRoom
 
 SETTINGS = CompletionSettings(
     prefix_budget_tokens=1536, suffix_budget_tokens=512, context_budget_tokens=1024, max_tokens=64

@@ -12,9 +12,10 @@ import pytest
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.completion.service import FINAL_CHUNK_WAIT_S, CompletionQuery, CompletionService
-from lsp_server.completion.budgets import ModelRoom
+from lsp_server.completion.request import CompletionQuery
+from lsp_server.completion.service import FINAL_CHUNK_WAIT_S, CompletionService
 from lsp_server.config import CompletionSettings
+from lsp_server.model_room import ModelRoom
 from tests.fixtures.waiting import wait_until
 
 SETTINGS = CompletionSettings(debounce_ms=1, max_debounce_ms=2)

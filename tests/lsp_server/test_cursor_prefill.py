@@ -28,6 +28,8 @@ class _Daemon:
         self.sent: list[pb.CompleteRequest] = []
         self.local_first = local_first
         self.cancelled = 0
+        self.answered = 0
+        """Prefills the daemon finished (computed, not stopped)."""
         self.release = asyncio.Event()
         self.release.set()
         self.reply = reply or pb.PrefillResponse(prefilled=True)
@@ -48,6 +50,7 @@ class _Daemon:
         except asyncio.CancelledError:
             self.cancelled += 1
             raise
+        self.answered += 1
         return self.reply
 
 
@@ -73,7 +76,7 @@ async def test_the_cursor_that_rests_is_prefilled_once_and_only_where_it_rested(
     prefill.moved("a", _at(5, 2))  # the same place again: nothing new to compute
     await _settle()
     assert [(r.session_id, r.prefix) for r in daemon.sent] == [("a", "5:2")]
-    assert prefill.finished == 1 and prefill.last is not None and prefill.last.prefilled
+    assert daemon.answered == 1
 
 
 async def test_typing_drops_waiting_prefills_and_quiets_the_cursor() -> None:
@@ -99,7 +102,7 @@ async def test_an_edit_stops_a_running_prefill_and_a_newer_place_replaces_it() -
     assert [r.prefix for r in daemon.sent] == ["1:0", "9:0"] and daemon.cancelled == 1
     prefill.edited("a")
     await asyncio.sleep(0)
-    assert daemon.cancelled == 2 and prefill.finished == 0
+    assert daemon.cancelled == 2 and daemon.answered == 0
 
 
 async def test_a_daemon_that_skips_prefills_is_not_asked_again() -> None:
@@ -119,13 +122,16 @@ async def test_off_sends_nothing_and_a_superseded_prefill_is_quiet() -> None:
     await _settle()
     assert daemon.sent == []
 
+    rejected: list[str] = []
+
     async def superseded(prompt: PlannedPrompt, timeout_s: float) -> pb.PrefillResponse | None:
+        rejected.append(prompt.request.prefix)
         raise RequestRejected("CANCELLED: superseded by request x of the same session 'a'")
 
     prefill = CursorPrefill(lambda: CompletionSettings(prefill_delay_ms=DELAY_MS), daemon.build, superseded)
     prefill.moved("a", _at(1, 0))
     await _settle()
-    assert prefill.finished == 0 and prefill.skipped is None
+    assert rejected == ["1:0"] and prefill.skipped is None
 
 
 async def test_a_local_prompt_is_prefilled_before_its_full_one_and_typing_stops_both() -> None:
@@ -133,7 +139,7 @@ async def test_a_local_prompt_is_prefilled_before_its_full_one_and_typing_stops_
     prefill = _prefill(daemon)
     prefill.moved("a", _at(4, 2))
     await _settle()
-    assert [r.prefix for r in daemon.sent] == ["local 4:2", "4:2"] and prefill.finished == 2
+    assert [r.prefix for r in daemon.sent] == ["local 4:2", "4:2"] and daemon.answered == 2
     daemon.sent.clear()
     daemon.release.clear()
     prefill.moved("a", _at(7, 0))

@@ -8,7 +8,7 @@ from pathlib import Path
 from lsp_server.agent.edits import Target
 from lsp_server.agent.loop import FixTask, run_fix
 from lsp_server.agent.sandbox import Limits, Sandbox
-from tests.agent.test_loop import ScriptedModel
+from tests.lsp_server.agent.test_loop import ScriptedModel
 
 FIB = "def fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - 2)\n"
 CHECK = "python3 -c 'import fib; assert fib.fibonacci(10) == 55'"

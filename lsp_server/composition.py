@@ -1,0 +1,34 @@
+"""The composition root: builds the language server with every feature registered.
+
+It sits above the features, which import only the server's state type (``server.py``) and never
+each other; nothing imports this module but the command line.
+"""
+
+from __future__ import annotations
+
+from lsp_server.features import (
+    code_actions,
+    commands,
+    completion_items,
+    cursor,
+    documents,
+    inline_completion,
+    lifecycle,
+)
+from lsp_server.server import CodedraftServer
+
+
+def create_server() -> CodedraftServer:
+    """A server with every feature registered."""
+    server = CodedraftServer()
+    for feature in (
+        lifecycle,
+        documents,
+        cursor,
+        inline_completion,
+        completion_items,
+        code_actions,
+        commands,
+    ):
+        feature.setup(server)
+    return server

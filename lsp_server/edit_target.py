@@ -1,0 +1,41 @@
+"""The ``{uri, range, …}`` argument that commands and code actions carry, read from its JSON form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cattrs
+from lsprotocol import converters, types
+
+_LSP_JSON = converters.get_converter()
+
+
+def range_to_json(span: types.Range) -> Any:
+    """An LSP range in its JSON form."""
+    return _LSP_JSON.unstructure(span)
+
+
+def range_from_json(raw: Any) -> types.Range:
+    """An LSP range from its JSON form, by lsprotocol's converter; ValueError when malformed."""
+    try:
+        return _LSP_JSON.structure(plain_json(raw), types.Range)
+    except (cattrs.BaseValidationError, TypeError, ValueError) as error:
+        raise ValueError(f"not an LSP range: {raw!r}") from error
+
+
+def command_target(args: tuple[Any, ...]) -> dict[str, Any]:
+    """A command's one argument ``{uri, range, ...}``; ValueError (an error response) when malformed."""
+    target: Any = args[0] if args else None
+    if isinstance(target, list) and target:
+        target = target[0]
+    target = plain_json(target)
+    if not isinstance(target, dict) or not isinstance(target.get("uri"), str) or "range" not in target:
+        raise ValueError("expected one argument {uri, range, instruction?}")
+    return target
+
+
+def plain_json(value: Any) -> Any:
+    """JSON values pygls hands over as named tuples, as dicts."""
+    if hasattr(value, "_asdict"):
+        return {key: plain_json(item) for key, item in value._asdict().items()}
+    return value
