@@ -8,6 +8,7 @@ from pathlib import Path
 
 from codedraft.errors import CommandError
 from codedraft.values import positive_int
+from indexer.skipping import DEFAULT_MAX_FILE_KIB, SkipPolicy, max_file_bytes
 
 HELP = "index a workspace (tree-sitter tags and chunks in SQLite; only changed files are parsed again)"
 
@@ -23,8 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-file-kb",
         type=positive_int,
-        default=1000,
-        help="skip files larger than this many kilobytes (default: 1000)",
+        default=DEFAULT_MAX_FILE_KIB,
+        help=f"skip files larger than this many KiB (1,024 bytes; default: {DEFAULT_MAX_FILE_KIB}, as the "
+        "language server's index.maxFileKb)",
     )
     parser.add_argument(
         "--jobs",
@@ -42,11 +44,10 @@ def run(args: argparse.Namespace) -> int:
     root: Path = args.path
     if not root.is_dir():
         raise CommandError(f"not a folder: {root}")
-    from indexer.skipping import SkipPolicy
     from indexer.workspace import WorkspaceIndex
 
     progress = None if args.quiet or not sys.stderr.isatty() else _ProgressBar()
-    policy = SkipPolicy(max_file_bytes=args.max_file_kb * 1000)
+    policy = SkipPolicy(max_file_bytes=max_file_bytes(args.max_file_kb))
     with WorkspaceIndex(root, db_path=args.db, policy=policy, workers=args.jobs) as index:
         report = index.refresh(progress=progress)
         counts = index.store.counts()

@@ -42,11 +42,21 @@ _GENERATED_MARKER = re.compile(
 )
 
 
+DEFAULT_MAX_FILE_KIB = 1024
+"""Files larger than this many KiB (1 MiB) are not indexed: the one default of the command line's
+``--max-file-kb`` and the language server's ``index.maxFileKb``, which both write the same database."""
+
+
+def max_file_bytes(kib: int) -> int:
+    """The byte limit of a ``--max-file-kb`` / ``index.maxFileKb`` value: KiB, 1,024 bytes each."""
+    return kib * 1024
+
+
 @dataclass(frozen=True)
 class SkipPolicy:
     """Limits on what gets indexed."""
 
-    max_file_bytes: int = 1_000_000
+    max_file_bytes: int = max_file_bytes(DEFAULT_MAX_FILE_KIB)
     # Minified code: long lines on average, or one huge line.
     max_average_line_bytes: int = 250
     max_line_bytes: int = 20_000

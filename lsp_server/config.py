@@ -15,6 +15,8 @@ from typing import Any
 
 import cattrs
 
+from indexer.skipping import DEFAULT_MAX_FILE_KIB
+
 log = logging.getLogger(__name__)
 
 
@@ -93,8 +95,9 @@ class AgentSettings:
 class IndexSettings:
     enabled: bool = True
     """Whether the workspace is indexed for retrieval."""
-    max_file_kb: int = 512
-    """Files larger than this are skipped."""
+    max_file_kb: int = DEFAULT_MAX_FILE_KIB
+    """Files larger than this many KiB (1,024 bytes) are not indexed, as with ``codedraft index
+    --max-file-kb`` (the same unit and default: both write the same index)."""
     exclude: list[str] = field(default_factory=list)
     """Extra directory names to skip everywhere in the workspace (``.gitignore`` is always honoured)."""
 

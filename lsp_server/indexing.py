@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from indexer.skipping import SkipPolicy, max_file_bytes
 from lsp_server.config import IndexSettings
 from lsp_server.status import StatusReporter
 
@@ -20,12 +21,11 @@ log = logging.getLogger(__name__)
 async def start_index(settings: IndexSettings, status: StatusReporter, root: Path) -> WorkspaceIndex | None:
     """The index of ``root``, refreshed and watching; None (with the reason in the status) when
     indexing failed."""
-    from indexer.skipping import SkipPolicy  # the index (and tree-sitter) load when first needed
-    from indexer.workspace import WorkspaceIndex
+    from indexer.workspace import WorkspaceIndex  # the index (and tree-sitter) load when first needed
 
     defaults = SkipPolicy()
     policy = SkipPolicy(
-        max_file_bytes=settings.max_file_kb * 1024,
+        max_file_bytes=max_file_bytes(settings.max_file_kb),
         excluded_directories=defaults.excluded_directories | frozenset(settings.exclude),
     )
     status.update(indexing=True, index_message=f"indexing {root.name}")

@@ -76,8 +76,8 @@ async def _sync_buffer(ls: CodedraftServer, uri: str) -> None:
     document = ls.open_document(uri)
     if index is None or document is None:
         return
-    if len(document.source) > ls.settings.index.max_file_kb * 1024:
-        return  # the index skips files this large on disk too
+    if len(document.source) > index.policy.max_file_bytes:
+        return  # the index skips files this large on disk too (characters: at most the bytes)
     try:
         await asyncio.to_thread(index.update_buffer, ls.relative_path(uri), document.source)
     except (OSError, ValueError) as error:

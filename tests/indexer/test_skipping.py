@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexer.gitignore import IgnoreRules, is_ignored, parse_rules
-from indexer.skipping import SkipPolicy, content_skip_reason, path_skip_reason, walk_workspace
+from indexer.skipping import (
+    DEFAULT_MAX_FILE_KIB,
+    SkipPolicy,
+    content_skip_reason,
+    max_file_bytes,
+    path_skip_reason,
+    walk_workspace,
+)
 
 
 def rules(*lines: str) -> IgnoreRules:
@@ -80,3 +87,23 @@ def test_content_reasons() -> None:
     packed = b"\n".join(b"a=b+c;d=e(f,g);h[i]=j.k(l);" * 4 for _ in range(40))  # short lines, no spaces
     assert content_skip_reason(packed, policy) == "minified"
     assert content_skip_reason(b"x = 1\n" * 1000, policy) is None
+
+
+def test_the_command_line_and_the_language_server_skip_the_same_files(tmp_path: Path) -> None:
+    """Both write one index: their defaults and units give one byte limit, so a file between the
+    old limits (600 KB: kept by one, dropped by the other) is treated alike."""
+    import argparse
+
+    from codedraft import index as index_command
+    from lsp_server.config import IndexSettings
+
+    parser = argparse.ArgumentParser()
+    index_command.configure(parser)
+    cli_kib = parser.parse_args([str(tmp_path)]).max_file_kb
+    assert cli_kib == IndexSettings().max_file_kb == DEFAULT_MAX_FILE_KIB == 1024
+    assert max_file_bytes(cli_kib) == SkipPolicy().max_file_bytes == 1_048_576
+    (tmp_path / "big.py").write_text("x = 1\n" * 100_000)  # 600,000 bytes
+    (tmp_path / "huge.py").write_text("x = 1\n" * 200_000)  # 1,200,000 bytes
+    limit = SkipPolicy(max_file_bytes=max_file_bytes(cli_kib))
+    kept = [f.relative_path for f in walk_workspace(tmp_path, limit).files]
+    assert kept == ["big.py"]
