@@ -1,11 +1,16 @@
-"""``codedraft complete``: one completion at a file position, from the daemon."""
+"""``codedraft complete``: the suggestion an editor would show at a file position.
+
+It goes through the language server's own completion service: the window around the cursor, the
+prompt budgets fitted to the daemon's model, snippets from the workspace's index when ``codedraft
+index`` made one, and the post-processing filters; so a user who tries it sees what the editor would.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
-import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,10 +22,15 @@ from codedraft.values import FilePosition, file_position, positive_int
 from indexer.languages import language_for_path
 
 if TYPE_CHECKING:
+    from indexer.workspace import WorkspaceIndex
     from inference.daemon_process import DaemonProcess
     from inference.server.address import DaemonAddress
+    from lsp_server.completion.service import Retrieve
 
-HELP = "complete the code at FILE:LINE:COL (counting from 1) with a running daemon, or one started for it"
+HELP = (
+    "the suggestion an editor would show at FILE:LINE:COL (from 1; COL counts characters), with a "
+    "running daemon or one started for it"
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-tokens",
         type=positive_int,
         default=None,
-        help="most tokens to generate (default: the daemon's)",
+        help="most tokens to generate (default: the language server's completion.maxTokens)",
     )
     add_daemon_client_flags(parser)
 
@@ -59,51 +69,92 @@ def _language(path: Path) -> str:
     return spec.name if spec is not None else path.suffix.lstrip(".")
 
 
+def _retrieval(path: Path, text: str) -> tuple[Retrieve | None, str, WorkspaceIndex | None]:
+    """Retrieval from the workspace's index when ``codedraft index`` made one (refreshed first, as the
+    editor keeps it fresh), the file's path as the editor names it, and the index to close."""
+    from codedraft.context import find_workspace
+    from indexer.schema import default_db_path
+    from indexer.workspace import WorkspaceIndex
+
+    workspace = find_workspace(path, None)
+    if not default_db_path(workspace).exists():
+        return None, path.name, None
+    index = WorkspaceIndex(workspace)
+    index.refresh()
+    return index.retrieve, index.relative_path(path), index
+
+
 async def _complete(
     address: DaemonAddress,
     token: str | None,
     args: argparse.Namespace,
-    prefix: str,
-    suffix: str,
+    text: str,
+    offset: int,
     started: DaemonProcess | None,
 ) -> dict[str, object]:
+    """The suggestion the editor would show at ``offset``: the language server's completion service
+    (window, budgets, snippets, post-processing) over this daemon."""
     from google.protobuf.json_format import MessageToDict
 
+    from indexer.positions import utf16_length
     from inference.api.codedraft.v1 import inference_pb2 as pb
     from inference.client import DaemonError, InferenceClient
+    from lsp_server.completion.request import CompletionQuery
+    from lsp_server.completion.service import CompletionService
+    from lsp_server.config import CompletionSettings
+    from lsp_server.daemon_supervisor import stream_error
+    from lsp_server.model_room import ModelRoom
 
-    path: Path = args.position.path
-    request = pb.CompleteRequest(
-        session_id=f"cli-{os.getpid()}",
-        prefix=prefix,
-        suffix=suffix,
-        path=path.name,
-        language=_language(path),
-        sampling=pb.SamplingParams(max_tokens=args.max_tokens),
-    )
+    path: Path = args.position.path.resolve()
+    settings = CompletionSettings()
+    if args.max_tokens is not None:
+        settings = dataclasses.replace(settings, max_tokens=args.max_tokens)
+    last = pb.CompleteChunk()
     async with InferenceClient(address, token=token, tls=args.tls, tls_ca=args.tls_ca) as client:
         try:
             await wait_for_daemon(client, started)
-            pieces: list[str] = []
-            last = pb.CompleteChunk()
-            chunks: AsyncIterator[pb.CompleteChunk] = client.complete(request)
-            async for chunk in chunks:
-                pieces.append(chunk.text_delta)
-                if not args.json:
-                    sys.stdout.write(chunk.text_delta)
-                    sys.stdout.flush()
-                last = chunk
+            room = ModelRoom.of(await client.model_info())
         except DaemonError as error:
             raise CommandError(f"the daemon at {address} answered {error}") from None
-    text = "".join(pieces)
-    if not args.json and not text.endswith("\n"):
-        sys.stdout.write("\n")
+
+        async def stream(request: pb.CompleteRequest, timeout_s: float) -> AsyncIterator[pb.CompleteChunk]:
+            nonlocal last
+            try:
+                async for chunk in client.complete(request, timeout=timeout_s):
+                    last = chunk
+                    yield chunk
+            except DaemonError as error:
+                raise stream_error(error) from None
+
+        retrieve, relative, index = await asyncio.to_thread(_retrieval, path, text)
+        try:
+            service = CompletionService(lambda: settings, stream, retrieve, lambda: room)
+            before = text[:offset]
+            line = before.count("\n")
+            column = utf16_length(before[before.rfind("\n") + 1 :])
+            query = CompletionQuery(
+                uri=path.as_uri(),
+                path=relative,
+                language=_language(path),
+                text=text,
+                offset=offset,
+                line=line,
+                column=column,
+            )
+            outcome = await service.complete(query)
+        finally:
+            if index is not None:
+                index.close()
+    figures = outcome.figures if outcome.figures is not None else last.figures
     return {
-        "completion": text,
+        "completion": outcome.text,
+        "reason": outcome.reason,
         "finish_reason": pb.FinishReason.Name(last.finish_reason).removeprefix("FINISH_REASON_").lower(),
         "figures": MessageToDict(
-            last.figures, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+            figures, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
         ),
+        "snippets": [f"{s.path}:{s.start_line + 1}-{s.end_line + 1}" for s in outcome.snippets],
+        "local_prompt": outcome.local,
         "request_id": last.request_id,
         "daemon": str(address),
     }
@@ -117,9 +168,13 @@ def run(args: argparse.Namespace) -> int:
         text = position.path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise CommandError(f"cannot read {position.path} as UTF-8 text: {error}") from None
-    prefix, suffix = split_at(text, position)
+    prefix, _ = split_at(text, position)
     with daemon_for_call(args) as (address, token, started):
-        result = asyncio.run(_complete(address, token, args, prefix, suffix, started))
+        result = asyncio.run(_complete(address, token, args, text, len(prefix), started))
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        if result["completion"] is None:
+            print(f"no suggestion: {result['reason']}", file=sys.stderr)
+        print(result["completion"] or "")
     return 0

@@ -47,6 +47,16 @@ class RequestRejected(Exception):
     """The daemon refused or failed the request itself (bad argument, full KV pool or queue)."""
 
 
+def stream_error(error: DaemonError) -> Exception:
+    """What a daemon error becomes for the callers of a stream (``StreamComplete``'s contract): a
+    timeout, a lost daemon (``ConnectionError``), or a rejected request."""
+    if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return TimeoutError(error.message)
+    if error.code == grpc.StatusCode.UNAVAILABLE:
+        return ConnectionError(error.message or error.code.name)
+    return RequestRejected(f"{error.code.name}: {error.message}")
+
+
 class DaemonSupervisor:
     """Holds the connection to the daemon (and the daemon process, when the server started it)."""
 
@@ -147,12 +157,10 @@ class DaemonSupervisor:
     def _mapped(self, error: DaemonError) -> Exception:
         """What a daemon error becomes for the callers: a timeout, a lost daemon (marked failed), or a
         rejected request."""
-        if error.code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return TimeoutError(error.message)
-        if error.code == grpc.StatusCode.UNAVAILABLE:
+        mapped = stream_error(error)
+        if isinstance(mapped, ConnectionError):
             self.failed(error)
-            return ConnectionError(error.message or error.code.name)
-        return RequestRejected(f"{error.code.name}: {error.message}")
+        return mapped
 
     async def close(self) -> None:
         """Closes the connection and stops a daemon this server started."""
