@@ -12,7 +12,14 @@ from typing import Any
 from codedraft.errors import CommandError
 from codedraft.values import positive_int
 from inference.default_model import default_model
-from inference.defaults import default_socket_path
+from inference.defaults import (
+    DEFAULT_DRAIN_SECONDS,
+    DEFAULT_KV_CACHE_MB,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_MAX_REQUEST_MB,
+    default_socket_path,
+    megabytes,
+)
 from inference.server import daemon_options
 from inference.server.address import AddressError, DaemonAddress, parse_address
 from inference.server.daemon_options import NetworkOptions
@@ -57,8 +64,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kv-cache-mb",
         type=positive_int,
-        default=512,
-        help="memory for the paged KV pool in MB (default: 512)",
+        default=DEFAULT_KV_CACHE_MB,
+        help=f"memory for the paged KV pool in MB (default: {DEFAULT_KV_CACHE_MB})",
     )
     parser.add_argument(
         "--threads",
@@ -69,20 +76,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-new-tokens",
         type=positive_int,
-        default=1024,
-        help="largest max_tokens a request may ask for (default: 1024, at most the model's context)",
+        default=DEFAULT_MAX_NEW_TOKENS,
+        help=f"largest max_tokens a request may ask for (default: {DEFAULT_MAX_NEW_TOKENS}, at most the "
+        "model's context)",
     )
     parser.add_argument(
         "--max-request-mb",
         type=positive_int,
-        default=4,
-        help="largest request message in MB; bigger ones get RESOURCE_EXHAUSTED (default: 4)",
+        default=DEFAULT_MAX_REQUEST_MB,
+        help="largest request message in MB; bigger ones get RESOURCE_EXHAUSTED "
+        f"(default: {DEFAULT_MAX_REQUEST_MB})",
     )
     parser.add_argument(
         "--drain-seconds",
         type=float,
-        default=5.0,
-        help="on SIGTERM, how long running requests may finish before they are stopped (default: 5)",
+        default=DEFAULT_DRAIN_SECONDS,
+        help=f"on SIGTERM, how long running requests may finish before they are stopped (default: "
+        f"{DEFAULT_DRAIN_SECONDS:g})",
     )
     daemon_options.add_arguments(parser)
 
@@ -196,7 +206,7 @@ async def _serve(
         import torch
 
         torch.set_num_threads(args.threads)
-    daemon = Daemon(address, token, args.max_request_mb * 1024 * 1024, args.drain_seconds, network.tls)
+    daemon = Daemon(address, token, megabytes(args.max_request_mb), args.drain_seconds, network.tls)
     face = None
     try:
         bound = await daemon.start()

@@ -8,7 +8,11 @@ bad field; the daemon maps that to INVALID_ARGUMENT.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
+
+from inference.defaults import DEFAULT_KV_CACHE_MB
+from inference.reply_limits import DEFAULT_COMPLETION_TOKENS
 
 
 class SpecMode(enum.StrEnum):
@@ -41,21 +45,24 @@ class SamplingParams:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None
-    max_tokens: int = 128
+    max_tokens: int = DEFAULT_COMPLETION_TOKENS
     stop: tuple[str, ...] = ()
     stop_token_ids: tuple[int, ...] = ()
     ignore_eos: bool = False
 
     def validate(self) -> None:
-        """Raise ValueError naming the first bad field."""
-        if not self.temperature >= 0.0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
-        if not 0.0 < self.top_p <= 1.0:
+        """Raise ValueError naming the first bad field. The one owner of the ranges: every face (gRPC,
+        the OpenAI and /infill HTTP faces) validates through it."""
+        if not math.isfinite(self.temperature) or self.temperature < 0.0:
+            raise ValueError(
+                f"temperature must be a finite number >= 0 (0 is greedy), got {self.temperature}"
+            )
+        if not math.isfinite(self.top_p) or not 0.0 < self.top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
         if any(not s for s in self.stop):
-            raise ValueError("stop strings must not be empty")
+            raise ValueError("stop contains an empty string")
 
     @property
     def greedy(self) -> bool:
@@ -103,7 +110,7 @@ class EngineConfig:
     """
 
     block_size: int = 16
-    kv_cache_mb: float = 256.0
+    kv_cache_mb: float = DEFAULT_KV_CACHE_MB
     num_kv_blocks: int | None = None
     draft_kv_cache_mb: float = 64.0
     draft_num_kv_blocks: int | None = None

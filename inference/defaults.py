@@ -1,4 +1,6 @@
-"""Where the embedded default model pair lives, and the daemon's default address (no torch here)."""
+"""The daemon's defaults, each written once (no torch here): where the embedded model pair lives, its
+address, its KV pool, reply limit, request size and drain time. The command line's flags, the
+engine's configuration and the servers take their defaults from here."""
 
 from __future__ import annotations
 
@@ -6,6 +8,20 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+DEFAULT_KV_CACHE_MB = 512
+"""Memory of the target model's paged KV pool (``--kv-cache-mb``, ``EngineConfig.kv_cache_mb``)."""
+DEFAULT_MAX_NEW_TOKENS = 1024
+"""The largest max_tokens a request may ask for (``--max-new-tokens``), below the model's context."""
+DEFAULT_MAX_REQUEST_MB = 4
+"""The largest request message, gRPC and HTTP alike (``--max-request-mb``)."""
+DEFAULT_DRAIN_SECONDS = 5.0
+"""On SIGTERM, how long running requests may finish before they are stopped (``--drain-seconds``)."""
+
+
+def megabytes(count: float) -> int:
+    """Bytes in ``count`` MB (MiB: the unit of ``--kv-cache-mb`` and ``--max-request-mb``)."""
+    return int(count * 1024 * 1024)
 
 
 def models_dir() -> Path:

@@ -18,16 +18,14 @@ from typing import Any
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.backends.openai_remote import OpenAIRemoteBackend, PromptFormat
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError, display_url
+from inference.defaults import DEFAULT_MAX_NEW_TOKENS
 from inference.loading import ModelLoadError
 from inference.prompts.chat import ChatTemplate, ChatTemplateError
 from inference.prompts.fim import fim_template_for
-from inference.server.model_loader import (
-    DEFAULT_COMPLETION_TOKENS,
-    DEFAULT_GENERATION_TOKENS,
-    ModelLoadFailed,
-)
+from inference.reply_limits import request_limits
+from inference.server.model_facts import measured_chars_per_token, report_limits
+from inference.server.model_loader import ModelLoadFailed
 from inference.server.served_model import ServedModel
-from inference.server.validation import RequestLimits
 from inference.tokenizer import Tokenizer
 
 # Used when neither --backend-context nor the engine's /v1/models says how long the context is.
@@ -44,7 +42,7 @@ class RemoteSettings:
     api_key: str | None = None
     context_length: int | None = None
     prompt_format: PromptFormat = "text"
-    max_new_tokens: int = 1024
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     ssl: Any = None
 
 
@@ -123,30 +121,27 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
     fim = fim_template_for(tokenizer)
     reported = asyncio.run(probe_engine(settings))
     context = settings.context_length or reported or FALLBACK_CONTEXT
-    max_new = max(1, min(settings.max_new_tokens, context - 1))
-    limits = RequestLimits(
-        max_new_tokens=max_new,
-        default_completion_tokens=max(1, min(DEFAULT_COMPLETION_TOKENS, max_new, context // 2)),
-        default_generation_tokens=max(1, min(DEFAULT_GENERATION_TOKENS, max_new, context // 2)),
-        has_draft_model=False,
-    )
+    limits = request_limits(context, settings.max_new_tokens, has_draft_model=False)
     shown = display_url(settings.base_url)
-    info = pb.ModelInfo(
-        model=pb.ModelDescription(
-            name=settings.model,
-            path=shown,
-            architecture="remote (OpenAI API)",
-            context_length=context,
-            vocab_size=tokenizer.vocab_size,
+    info = report_limits(
+        pb.ModelInfo(
+            model=pb.ModelDescription(
+                name=settings.model,
+                path=shown,
+                architecture="remote (OpenAI API)",
+                context_length=context,
+                vocab_size=tokenizer.vocab_size,
+            ),
+            has_draft_model=False,
+            device=f"remote:{shown}",
+            fim_template=fim.family,
+            fim_spm=fim.supports_spm,
+            has_chat_template=chat.source is not None,
+            supports_tools=chat.supports_tools,
+            version=_installed_version(),
+            chars_per_token=measured_chars_per_token(tokenizer),
         ),
-        has_draft_model=False,
-        device=f"remote:{shown}",
-        fim_template=fim.family,
-        fim_spm=fim.supports_spm,
-        has_chat_template=chat.source is not None,
-        supports_tools=chat.supports_tools,
-        max_new_tokens=max_new,
-        version=_installed_version(),
+        limits,
     )
     endpoint = OpenAIEndpoint(settings.base_url, settings.api_key, settings.ssl)
     backend = OpenAIRemoteBackend(endpoint, settings.model, tokenizer, settings.prompt_format)

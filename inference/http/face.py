@@ -8,7 +8,6 @@ request in the engine exactly as a cancelled gRPC call does.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import ssl
@@ -27,6 +26,8 @@ from inference.http.openai_requests import (
     infill_request,
 )
 from inference.server.address import DaemonAddress
+from inference.server.app import DEFAULT_MAX_REQUEST_BYTES
+from inference.server.auth import BearerToken
 from inference.server.listen import ListenError
 from inference.server.servicer import InferenceServicer
 
@@ -42,20 +43,15 @@ def error_reply(status: int, message: str, kind: str) -> web.Response:
 
 
 def _token_check(token: str | None) -> Any:
-    expected = f"Bearer {token}".encode() if token else None
+    bearer = BearerToken(token) if token else None
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if expected is not None:
+        if bearer is not None:
             given = request.headers.get("Authorization")
-            if given is None:
-                return error_reply(
-                    401,
-                    "this daemon needs a token: send 'Authorization: Bearer TOKEN'",
-                    "authentication_error",
-                )
-            if not hmac.compare_digest(given.encode(), expected):
-                return error_reply(401, "wrong token in the 'Authorization' header", "authentication_error")
+            problem = bearer.problem(given, "Authorization", "the 'Authorization' header")
+            if problem is not None:
+                return error_reply(401, problem, "authentication_error")
         return await handler(request)
 
     return check
@@ -85,7 +81,7 @@ class HttpFace:
         servicer: InferenceServicer,
         address: DaemonAddress,
         token: str | None = None,
-        max_request_bytes: int = 4 * 1024 * 1024,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         if address.is_unix:

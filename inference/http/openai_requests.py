@@ -7,12 +7,12 @@ Fields these APIs define that codedraft has no use for (``cache_prompt``, ``t_ma
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.server.live_requests import request_id_for
 
 
 class FaceRequestError(ValueError):
@@ -48,14 +48,18 @@ def _number(body: dict[str, Any], name: str, kind: type, minimum: float | None =
 
 def _sampling(body: dict[str, Any], *token_fields: str) -> pb.SamplingParams:
     sampling = pb.SamplingParams()
-    if (temperature := _number(body, "temperature", float, 0)) is not None:
+    # Ranges are checked once, by the servicer's validation (SamplingParams.validate); here only what
+    # the wire's types cannot hold (a negative count or seed).
+    if (temperature := _number(body, "temperature", float)) is not None:
         sampling.temperature = temperature
     if (top_p := _number(body, "top_p", float)) is not None:
         sampling.top_p = top_p
     if (seed := _number(body, "seed", int, 0)) is not None:
         sampling.seed = seed
     for name in token_fields:
-        if (tokens := _number(body, name, int)) is not None and tokens >= 0:
+        if name == "n_predict" and isinstance(body.get(name), int) and body[name] < 0:
+            continue  # llama.cpp's -1: no limit of its own, so the daemon's default applies
+        if (tokens := _number(body, name, int, 1)) is not None:
             sampling.max_tokens = tokens
             break
     stop = body.get("stop")
@@ -81,7 +85,7 @@ def _common(body: Any) -> tuple[dict[str, Any], bool, bool]:
 
 def _ids(body: dict[str, Any]) -> tuple[str, str]:
     user = body.get("user")
-    return f"http-{uuid.uuid4().hex}", user if isinstance(user, str) else ""
+    return request_id_for("", "http-"), user if isinstance(user, str) else ""
 
 
 def _prompt_text(prompt: Any, detokenize: Callable[[Sequence[int]], str]) -> str:

@@ -1,4 +1,5 @@
-"""Bearer-token check for every call when the daemon was started with ``--token-file``."""
+"""The bearer-token check of every call (gRPC and HTTP alike) when the daemon was started with
+``--token-file``."""
 
 from __future__ import annotations
 
@@ -11,14 +12,31 @@ import grpc
 AUTH_METADATA_KEY = "authorization"
 
 
-class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
-    """Lets a call through only with metadata ``authorization: Bearer <token>``; else UNAUTHENTICATED.
+class BearerToken:
+    """The one check of ``Bearer <token>`` credentials, for every face.
 
     The comparison is constant-time so the token cannot be guessed byte by byte from response times.
     """
 
     def __init__(self, token: str) -> None:
         self._expected = f"Bearer {token}".encode()
+
+    def problem(self, given: str | bytes | None, field: str, where: str) -> str | None:
+        """Why credentials ``given`` in ``field`` (as the caller names it, ``where``) are refused, or
+        None when they are right."""
+        if given is None:
+            return f"this daemon needs a token: send '{field}: Bearer TOKEN'"
+        given_bytes = given.encode() if isinstance(given, str) else bytes(given)
+        if not hmac.compare_digest(given_bytes, self._expected):
+            return f"wrong token in {where}"
+        return None
+
+
+class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
+    """Lets a call through only with metadata ``authorization: Bearer <token>``; else UNAUTHENTICATED."""
+
+    def __init__(self, token: str) -> None:
+        self._token = BearerToken(token)
 
     async def intercept_service(
         self,
@@ -27,13 +45,10 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         metadata = dict(handler_call_details.invocation_metadata or ())
-        given = metadata.get(AUTH_METADATA_KEY)
-        if given is None:
-            return _denying_handler(handler, "this daemon needs a token: send 'authorization: Bearer TOKEN'")
-        given_bytes = given.encode() if isinstance(given, str) else bytes(given)
-        if not hmac.compare_digest(given_bytes, self._expected):
-            return _denying_handler(handler, "wrong token in 'authorization' metadata")
-        return handler
+        problem = self._token.problem(
+            metadata.get(AUTH_METADATA_KEY), AUTH_METADATA_KEY, f"'{AUTH_METADATA_KEY}' metadata"
+        )
+        return handler if problem is None else _denying_handler(handler, problem)
 
 
 def _denying_handler(handler: grpc.RpcMethodHandler | None, message: str) -> grpc.RpcMethodHandler:

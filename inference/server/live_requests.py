@@ -9,9 +9,16 @@ stops a completion.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
 import grpc
+
+
+def request_id_for(given: str, face: str = "") -> str:
+    """The id a request is served under: the caller's, else a new unique one (``face`` prefixes it,
+    for example ``http-``, so logs tell the faces apart)."""
+    return given or f"{face}{uuid.uuid4().hex}"
 
 
 @dataclass

@@ -10,16 +10,14 @@ import torch
 from inference import codedraft_version
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import EngineConfig
+from inference.defaults import DEFAULT_KV_CACHE_MB, DEFAULT_MAX_NEW_TOKENS
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from inference.prompts.vocabulary import vocabulary_index
+from inference.reply_limits import request_limits
 from inference.server.engine_backend import EngineBackend
+from inference.server.model_facts import measured_chars_per_token, report_limits
 from inference.server.served_model import ServedModel
-from inference.server.validation import RequestLimits
-
-# Defaults for an unset SamplingParams.max_tokens (the daemon's limit still applies).
-DEFAULT_COMPLETION_TOKENS = 128
-DEFAULT_GENERATION_TOKENS = 512
 
 
 class ModelLoadFailed(Exception):
@@ -33,8 +31,8 @@ class ServeSettings:
     model_dir: Path
     draft_dir: Path | None
     device: str = "auto"
-    kv_cache_mb: float = 512.0
-    max_new_tokens: int = 1024
+    kv_cache_mb: float = DEFAULT_KV_CACHE_MB
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     weights: str = "auto"
 
 
@@ -77,27 +75,24 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     except ValueError as error:  # a draft model that does not match the target
         raise ModelLoadFailed(str(error)) from None
     context = target.config.max_position_embeddings
-    max_new = max(1, min(settings.max_new_tokens, context - 1))
-    limits = RequestLimits(
-        max_new_tokens=max_new,
-        default_completion_tokens=min(DEFAULT_COMPLETION_TOKENS, max_new),
-        default_generation_tokens=min(DEFAULT_GENERATION_TOKENS, max_new),
-        has_draft_model=draft is not None,
-    )
-    info = pb.ModelInfo(
-        model=describe(target),
-        has_draft_model=draft is not None,
-        device=_device_name(target.device),
-        dtype=str(target.dtype).removeprefix("torch."),
-        fim_template=target.fim.family,
-        fim_spm=target.fim.supports_spm,
-        prefix_only=target.fim.family == "prefix-only",
-        has_chat_template=target.chat is not None and target.chat.source is not None,
-        supports_tools=target.chat is not None and target.chat.supports_tools,
-        kv_block_size=config.block_size,
-        kv_blocks_total=engine.stats().kv_blocks_total,
-        max_new_tokens=max_new,
-        version=codedraft_version(),
+    limits = request_limits(context, settings.max_new_tokens, draft is not None)
+    info = report_limits(
+        pb.ModelInfo(
+            model=describe(target),
+            has_draft_model=draft is not None,
+            device=_device_name(target.device),
+            dtype=str(target.dtype).removeprefix("torch."),
+            fim_template=target.fim.family,
+            fim_spm=target.fim.supports_spm,
+            prefix_only=target.fim.family == "prefix-only",
+            has_chat_template=target.chat is not None and target.chat.source is not None,
+            supports_tools=target.chat is not None and target.chat.supports_tools,
+            kv_block_size=config.block_size,
+            kv_blocks_total=engine.stats().kv_blocks_total,
+            version=codedraft_version(),
+            chars_per_token=measured_chars_per_token(target.tokenizer),
+        ),
+        limits,
     )
     if draft is not None:
         info.draft_model.CopyFrom(describe(draft))

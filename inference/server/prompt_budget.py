@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from inference.prompts.chat import ChatTemplate, ChatTemplateError, Message
 from inference.prompts.fim import FimTemplate, Snippet
+from inference.reply_limits import reply_reserve
 from inference.server.validation import RequestError
 from inference.tokenizer import Tokenizer
 
@@ -47,7 +48,7 @@ class FittedPrompt:
 class PromptBudget:
     """Room for one request's prompt and reply in the model's context.
 
-    The reply is guaranteed ``min(max_tokens, context_length // 2)`` tokens: the prompt is cut (or
+    The reply is guaranteed ``reply_reserve(max_tokens, context_length)`` tokens: the prompt is cut (or
     rejected) only when it needs more than the rest. A shorter prompt leaves the reply more room, up
     to `max_tokens`; `reply_tokens` is the clamp the daemon applies once the prompt is known.
     """
@@ -62,8 +63,8 @@ class PromptBudget:
 
     @property
     def reserved_tokens(self) -> int:
-        """Tokens kept for the reply whatever the prompt's length."""
-        return max(1, min(self.max_tokens, self.context_length // 2))
+        """Tokens kept for the reply whatever the prompt's length (``reply_limits.reply_reserve``)."""
+        return reply_reserve(self.max_tokens, self.context_length)
 
     def reply_tokens(self, prompt_tokens: int) -> int:
         """The request's max_tokens lowered to what the context holds after a fitted prompt."""

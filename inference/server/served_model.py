@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.prompts.chat import ChatTemplate
 from inference.prompts.fim import FimTemplate
+from inference.reply_limits import RequestLimits
 from inference.server.backend import InferenceBackend
-from inference.server.validation import RequestLimits
 from inference.tokenizer import Tokenizer
 
 

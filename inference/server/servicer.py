@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
@@ -31,7 +30,7 @@ from inference.engine.sequence import FinishReason, Request
 from inference.server import validation
 from inference.server.call_outcome import CallOutcome, final_status
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
-from inference.server.live_requests import LiveRequest, LiveRequests
+from inference.server.live_requests import LiveRequest, LiveRequests, request_id_for
 from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate, prepare_prefill
 from inference.server.served_model import ServedModel
 from inference.server.validation import RequestError, UndecodableRequest
@@ -148,7 +147,7 @@ class InferenceServicer:
         prepared: PreparedRequest,
     ) -> AsyncIterator[Any]:
         """Registers the call, fits its prompt, streams the engine's outputs, and sets the final status."""
-        request_id = request.request_id or uuid.uuid4().hex
+        request_id = request_id_for(request.request_id)
         if request_id in self.live:
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, f"request_id {request_id!r} is already running"

@@ -14,6 +14,7 @@ from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.config import SamplingParams, SpecMode
+from inference.reply_limits import RequestLimits
 
 MAX_STOP_STRINGS = 16
 MAX_STOP_BYTES = 256
@@ -56,16 +57,6 @@ def lenient_deserializer(message_class: Any) -> Callable[[bytes], Any]:
     return deserialize
 
 
-@dataclass(frozen=True)
-class RequestLimits:
-    """What the daemon accepts, from its configuration and its models."""
-
-    max_new_tokens: int
-    default_completion_tokens: int
-    default_generation_tokens: int
-    has_draft_model: bool
-
-
 def check_ids(request_id: str, session_id: str) -> None:
     """Ids are short printable strings (they end up in logs and in Cancel calls)."""
     for name, value in (("request_id", request_id), ("session_id", session_id)):
@@ -82,27 +73,23 @@ def sampling_params(
 
     `max_tokens` is what the request asked for; `PreparedRequest.fit` lowers it to the model's room.
     """
-    temperature = float(sampling.temperature)
-    if not math.isfinite(temperature) or temperature < 0:
-        raise RequestError(
-            f"sampling.temperature must be a finite number >= 0 (0 is greedy), got {temperature}"
-        )
-    top_p = float(sampling.top_p) if sampling.top_p != 0 else 1.0
-    if not math.isfinite(top_p) or not 0.0 < top_p <= 1.0:
-        raise RequestError(f"sampling.top_p must be in (0, 1] (0 means unset), got {sampling.top_p}")
-    if sampling.HasField("max_tokens") and sampling.max_tokens == 0:
-        raise RequestError("sampling.max_tokens is 0; ask for at least 1 token (or leave it unset)")
-    max_tokens = sampling.max_tokens if sampling.HasField("max_tokens") else default_tokens
     stops = tuple(sampling.stop)
     if len(stops) > MAX_STOP_STRINGS:
         raise RequestError(f"sampling.stop has {len(stops)} strings; at most {MAX_STOP_STRINGS} are allowed")
-    for stop in stops:
-        if not stop:
-            raise RequestError("sampling.stop contains an empty string")
-        if len(stop.encode("utf-8")) > MAX_STOP_BYTES:
-            raise RequestError(f"a sampling.stop string is longer than {MAX_STOP_BYTES} bytes")
-    seed = sampling.seed if sampling.HasField("seed") else None
-    return SamplingParams(temperature=temperature, top_p=top_p, seed=seed, max_tokens=max_tokens, stop=stops)
+    if any(len(stop.encode("utf-8")) > MAX_STOP_BYTES for stop in stops):
+        raise RequestError(f"a sampling.stop string is longer than {MAX_STOP_BYTES} bytes")
+    params = SamplingParams(
+        temperature=float(sampling.temperature),
+        top_p=float(sampling.top_p) if sampling.top_p != 0 else 1.0,  # 0: unset
+        seed=sampling.seed if sampling.HasField("seed") else None,
+        max_tokens=sampling.max_tokens if sampling.HasField("max_tokens") else default_tokens,
+        stop=stops,
+    )
+    try:
+        params.validate()  # the ranges' one owner
+    except ValueError as error:
+        raise RequestError(f"sampling.{error}") from None
+    return params
 
 
 def speculation_mode(value: int, limits: RequestLimits) -> SpecMode:

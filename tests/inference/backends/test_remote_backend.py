@@ -21,6 +21,7 @@ from inference.backends.remote_model import RemoteSettings
 from inference.client import DaemonError, InferenceClient
 from inference.config import SamplingParams
 from inference.engine.sequence import Request
+from inference.server.model_facts import CODE_SAMPLE
 from inference.server.model_loader import ModelLoadFailed
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_gguf import write_gguf
@@ -70,6 +71,10 @@ async def test_a_completion_through_the_remote_engine_equals_the_engines_own(
     assert second.figures.computed_tokens == second.figures.prompt_tokens - second.figures.reused_tokens
     assert info.model.name == "tiny-base" and info.device == f"remote:{faced.base_url}"
     assert info.fim_template == "codedraft" and info.model.context_length == 512
+    # the same limits and token rate as the engine serving the same model would report
+    assert (info.default_completion_tokens, info.reply_reserve_limit) == (128, 256)
+    tokenizer = Tokenizer.from_dir(tiny_model_dir)
+    assert info.chars_per_token == pytest.approx(len(CODE_SAMPLE) / len(tokenizer.encode(CODE_SAMPLE)))
 
 
 async def test_prefill_is_skipped_in_front_of_a_remote_engine(

@@ -112,8 +112,10 @@ async def test_closing_the_stream_aborts_the_request(endless_faced: FacedDaemon)
     ("body", "message"),
     [
         ({"n": 2}, "'n' must be 1"),
-        ({"max_tokens": 0}, "max_tokens is 0"),
-        ({"temperature": -1}, "'temperature' must be at least 0"),
+        ({"max_tokens": 0}, "'max_tokens' must be at least 1, got 0"),
+        ({"max_tokens": -5}, "'max_tokens' must be at least 1, got -5"),
+        ({"temperature": -1}, "sampling.temperature must be a finite number >= 0 (0 is greedy), got -1"),
+        ({"top_p": 1.5}, "sampling.top_p must be in (0, 1], got 1.5"),
     ],
 )
 async def test_a_bad_request_gets_400_with_a_message(faced: FacedDaemon, body: dict, message: str) -> None:

@@ -30,7 +30,10 @@ def _complete(**changes: Any) -> pb.CompleteRequest:
 
 COMPLETE_CASES = {
     "empty prompt": (_complete(prefix="", suffix=""), "prefix and suffix are both empty"),
-    "max tokens 0": (_complete(sampling=pb.SamplingParams(max_tokens=0)), "sampling.max_tokens is 0"),
+    "max tokens 0": (
+        _complete(sampling=pb.SamplingParams(max_tokens=0)),
+        "sampling.max_tokens must be at least 1, got 0",
+    ),
     "negative temperature": (
         _complete(sampling=pb.SamplingParams(temperature=-0.5)),
         "sampling.temperature must be a finite number >= 0",

@@ -12,6 +12,8 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
 from inference.config import EngineConfig, SamplingParams
 from inference.loading import load_model
+from inference.server.model_facts import CODE_SAMPLE
+from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_models import TOOL_CALL_TEMPLATE, make_tiny_checkpoint
 from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, engine_reference, start_daemon
 
@@ -117,6 +119,10 @@ async def test_model_info_describes_the_served_model(running: RunningDaemon) -> 
     assert info.has_chat_template and not info.supports_tools  # ChatML without tool markup
     assert (info.kv_block_size, info.kv_blocks_total) == (16, SMALL_POOL_BLOCKS)
     assert info.max_new_tokens == 256 and info.max_request_bytes == 1024 * 1024
+    # the reply limits' one owner (inference/reply_limits.py), as the language server reads them
+    assert (info.default_completion_tokens, info.reply_reserve_limit) == (128, 256)
+    tokenizer = Tokenizer.from_dir(Path(info.model.path))
+    assert info.chars_per_token == pytest.approx(len(CODE_SAMPLE) / len(tokenizer.encode(CODE_SAMPLE)))
 
 
 async def test_model_info_says_whether_the_template_takes_tools(tmp_path: Path, short_dir: Path) -> None:
