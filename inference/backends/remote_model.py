@@ -93,8 +93,8 @@ def _installed_version() -> str:
 def load_tokenizer(path: Path) -> Tokenizer:
     """The tokenizer in `path`: a GGUF file's own (as `--model` reads it), or a Hugging Face folder's."""
     if path.is_file() or path.suffix.lower() == ".gguf":
-        from inference.gguf_files.metadata import GGUFFile
-        from inference.gguf_files.tokenizer import gguf_tokenizer
+        from inference.loading.gguf_metadata import GGUFFile
+        from inference.loading.gguf_tokenizer import gguf_tokenizer
 
         try:
             return gguf_tokenizer(GGUFFile(path))

@@ -19,8 +19,8 @@ from torch import nn
 from inference.config import EngineConfig
 from inference.layers.paged_kv import AttentionMetadata, KVCache, SequenceSpan
 from inference.loading import LoadedModel
+from inference.model_config import ModelConfig
 from inference.models.base import CausalLM
-from inference.models.config import ModelConfig
 
 
 def blocks_for_memory(model: CausalLM, block_size: int, dtype: torch.dtype, megabytes: float) -> int:

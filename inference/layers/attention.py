@@ -14,7 +14,7 @@ from inference.layers.linear import concat_linears
 from inference.layers.norm import RMSNorm
 from inference.layers.paged_kv import AttentionMetadata, SequenceSpan, gather_kv, write_kv
 from inference.layers.rotary import apply_rotary
-from inference.models.config import ModelConfig
+from inference.model_config import ModelConfig
 
 
 def causal_mask(

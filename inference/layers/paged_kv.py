@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from inference.models.config import ModelConfig
+from inference.model_config import ModelConfig
 
 
 def _consecutive_start(block_table: torch.Tensor) -> int | None:

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from inference.models.config import ModelConfig
+from inference.model_config import ModelConfig
 
 SUPPORTED_ROPE_TYPES = frozenset({"default", "linear", "dynamic", "llama3", "yarn"})
 

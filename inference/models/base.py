@@ -13,13 +13,13 @@ import torch
 from torch import nn
 
 from inference.layers.attention import KERNEL_MAX_TOKENS, Attention
-from inference.layers.fused_layer import FusedDecoderStep
+from inference.models.fused_layer import FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.layers.linear import KERNEL_FORMS, pack_linears
 from inference.layers.mlp import SwiGLU
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import RotaryEmbedding
-from inference.models.config import ModelConfig
+from inference.model_config import ModelConfig
 
 
 class ForwardInterrupted(Exception):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inference.models.base import CausalLM
-from inference.models.config import ModelConfig
+from inference.model_config import ModelConfig
 
 
 class Qwen2ForCausalLM(CausalLM):

@@ -15,7 +15,7 @@ from inference.engine.engine import LLMEngine
 from inference.engine.model_runner import ModelRunner
 from inference.engine.sequence import FinishReason, Request
 from inference.layers.paged_kv import AttentionMetadata, KVCache
-from inference.models.config import ModelConfig
+from inference.model_config import ModelConfig
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_models import TOKENIZER_VOCAB_SIZE, write_tokenizer
 from tests.inference.engine.engine_helpers import run_all

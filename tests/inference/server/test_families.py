@@ -21,7 +21,7 @@ from lsp_server.status import StatusReporter
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.tiny_models import make_tiny_checkpoint, train_tokenizer_json
 from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
-from tests.inference.test_prompts_fim import FAMILY_TOKENS
+from tests.inference.prompts.test_prompts_fim import FAMILY_TOKENS
 
 PREFIX = "def total(items):\n    result = 0\n    for item in items:\n        resu"
 SUFFIX = "\n    return result\n"

@@ -1,4 +1,5 @@
-"""`load_gguf_model`: a GGUF file (llama.cpp, Ollama, LM Studio) into the `LoadedModel` the engine runs."""
+"""The reader of a GGUF file (llama.cpp, Ollama, LM Studio): configuration, tokenizer and weights from
+one file, read and dequantized by the `gguf` package and mapped onto codedraft's architectures."""
 
 from __future__ import annotations
 
@@ -6,19 +7,18 @@ from pathlib import Path
 
 import torch
 
-from inference.gguf_files.metadata import GGUFFile, model_config
-from inference.gguf_files.tokenizer import gguf_tokenizer
-from inference.gguf_files.weights import block_quantized, check_tensor_types, read_state, weight_bytes
-from inference.loading import (
+from inference.loading.gguf_metadata import GGUFFile, model_config
+from inference.loading.gguf_tokenizer import gguf_tokenizer
+from inference.loading.gguf_weights import block_quantized, check_tensor_types, read_state, weight_bytes
+from inference.loading.model_form import (
     LoadedModel,
     ModelLoadError,
-    build_model,
     check_fits,
+    loaded_model,
+    prompting,
     resolve_placement,
     resolve_weights,
 )
-from inference.prompts.chat import ChatTemplate
-from inference.prompts.fim import fim_template_for
 
 
 def load_gguf_model(
@@ -46,25 +46,20 @@ def load_gguf_model(
     check_fits(path.name, weight_bytes(file, torch_dtype), torch_device, torch_dtype, memory_limit_bytes)
     try:
         tokenizer = gguf_tokenizer(file)
-        fim = fim_template_for(tokenizer)
-        chat = ChatTemplate.from_tokenizer(tokenizer)
+        prompts = prompting(tokenizer)
     except ModelLoadError:
         raise
     except Exception as exc:  # tokenizers raises untyped errors on a bad vocabulary, jinja2 its own
         raise ModelLoadError(f"cannot build the tokenizer of {path.name}: {exc}") from exc
-    state = read_state(file, config, torch_device, torch_dtype)
-    described_by = f"the metadata of {path.name}"
-    model = build_model(config, state, torch_device, described_by=described_by, weights=weights)
-    return LoadedModel(
-        model=model,
+    return loaded_model(
         config=config,
+        state=read_state(file, config, torch_device, torch_dtype),
         tokenizer=tokenizer,
-        fim=fim,
-        chat=chat,
+        prompts=prompts,
         path=path,
-        device=torch_device,
-        dtype=torch_dtype,
         name=path.stem,
+        placement=(torch_device, torch_dtype),
         weights=weights,
+        described_by=f"the metadata of {path.name}",
         block_quantized=blocks,
     )

@@ -7,9 +7,9 @@ import torch
 from gguf import MODEL_ARCH, GGMLQuantizationType, ReaderTensor, get_tensor_name_map
 from gguf.quants import dequantize
 
-from inference.gguf_files.metadata import GGUFFile
-from inference.loading import ModelLoadError
-from inference.models.config import ModelConfig
+from inference.loading.gguf_metadata import GGUFFile
+from inference.loading.model_form import ModelLoadError
+from inference.model_config import ModelConfig
 from inference.models.registry import architecture_for
 
 # The tensor types that `gguf.quants` dequantizes and llama.cpp writes for the models we load.

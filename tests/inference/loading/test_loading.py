@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from inference.device import DeviceError, default_dtype, resolve_device
-from inference.loading import ModelLoadError, estimate_weight_bytes, load_model, weight_files
+from inference.loading import ModelLoadError, load_model
+from inference.loading.hf_folder import estimate_weight_bytes, weight_files
 from inference.prompts.chat import ChatTemplate
 from tests.fixtures.tiny_models import make_tiny_checkpoint, special_token_id
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from inference.layers.rotary import RotaryEmbedding, apply_rotary
-from inference.models.config import ModelConfig
+from inference.model_config import ModelConfig
 
 transformers = pytest.importorskip("transformers")
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402

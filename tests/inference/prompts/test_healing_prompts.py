@@ -114,7 +114,7 @@ def test_token_bytes_are_the_decoded_text(tokenizer: Tokenizer) -> None:
 
 def test_the_real_model_tokenizer(tmp_path: Path) -> None:
     """The project's own model's tokenizer (models/codedraft-base) heals an indented line as well."""
-    base = Path(__file__).resolve().parents[2] / "models" / "codedraft-base"
+    base = Path(__file__).resolve().parents[3] / "models" / "codedraft-base"
     tokenizer = Tokenizer.from_dir(base)
     prompt = "def area(width, height):\n    "
     kept, removed = _healed(tokenizer, prompt)

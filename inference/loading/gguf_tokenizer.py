@@ -14,8 +14,8 @@ from gguf import Keys, TokenType
 from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
 from tokenizers import Tokenizer as HFTokenizer
 
-from inference.gguf_files.metadata import GGUFFile
-from inference.loading import ModelLoadError
+from inference.loading.gguf_metadata import GGUFFile
+from inference.loading.model_form import ModelLoadError
 from inference.tokenizer import Tokenizer
 
 _GPT2 = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"

@@ -118,7 +118,7 @@ def test_causal_mask_with_sliding_window() -> None:
 
 
 def test_kv_cache_sizes() -> None:
-    from inference.models.config import ModelConfig
+    from inference.model_config import ModelConfig
 
     config = ModelConfig(
         model_type="llama",

@@ -9,8 +9,8 @@ import gguf
 from gguf import Keys
 
 from inference.layers.rotary import RotaryEmbedding
-from inference.loading import ModelLoadError
-from inference.models.config import ModelConfig
+from inference.loading.model_form import ModelLoadError
+from inference.model_config import ModelConfig
 
 # GGUF `general.architecture` -> codedraft's model_type. llama.cpp writes Mistral models as "llama".
 ARCHITECTURES = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3"}

@@ -16,7 +16,7 @@ from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from tests.fixtures.tiny_gguf import with_weights, write_gguf
 from tests.fixtures.tiny_models import CHATML_TEMPLATE, corpus_texts, make_tiny_checkpoint, special_token_id
-from tests.inference.test_models_reference import LONG_PROMPT, paged_logits
+from tests.inference.models.test_models_reference import LONG_PROMPT, paged_logits
 
 SAMPLE_CODE = [
     LONG_PROMPT,

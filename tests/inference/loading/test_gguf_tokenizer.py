@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from inference.gguf_files.metadata import GGUFFile
-from inference.gguf_files.tokenizer import gguf_tokenizer
+from inference.loading.gguf_metadata import GGUFFile
+from inference.loading.gguf_tokenizer import gguf_tokenizer
 from tests.fixtures.tiny_gguf import write_gguf, write_sentencepiece_gguf
 from tests.fixtures.tiny_models import corpus_texts, make_tiny_checkpoint
 
