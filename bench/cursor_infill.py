@@ -215,8 +215,9 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
 def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
+    from inference.backends.local_model import ServeSettings, load_served_model
     from inference.config import EngineConfig
-    from inference.server.model_loader import ModelLoadFailed, ServeSettings, load_served_model
+    from inference.loading import ModelLoadError
 
     try:  # the training package comes with a source checkout
         import training.corpus  # noqa: F401
@@ -231,7 +232,7 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     settings = ServeSettings(args.model, None, args.device, max_new_tokens=args.max_new_tokens + 16)
     try:
         served = load_served_model(settings, EngineConfig(kv_cache_mb=256.0))
-    except ModelLoadFailed as error:
+    except ModelLoadError as error:
         raise CommandError(f"--model {args.model}: {error}") from None
     figures: dict[str, Any] = {
         "model": str(args.model),

@@ -31,7 +31,7 @@ from inference.defaults import REPO_ROOT, default_draft_model_dir, default_model
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import Request, RequestMetrics
 from inference.loading import LoadedModel, ModelLoadError, load_model
-from inference.prompts.healing import HealedPrompt, heal_prompt
+from inference.prompts.token_boundary import HealedPrompt, heal_prompt
 
 
 @dataclass

@@ -26,9 +26,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from bench.daemon import daemon_process
+from bench.daemon_speed import daemon_process
 from inference.client import InferenceClient
-from inference.daemon_process import codedraft_command
+from inference.daemon_launcher import codedraft_command
 from inference.defaults import REPO_ROOT, default_model_dir
 
 

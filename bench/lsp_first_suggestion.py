@@ -30,7 +30,7 @@ from lsprotocol import types
 
 from bench.lsp import BenchClient, wait_until_indexed
 from inference.client import InferenceClient
-from inference.daemon_process import PrivateDaemon, codedraft_command
+from inference.daemon_launcher import PrivateDaemon, codedraft_command
 from inference.default_model import packaged_gguf
 from inference.defaults import REPO_ROOT
 

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.daemon import Timing, _row, _via_grpc, cursor_requests, run_level
+from bench.daemon_speed import Timing, _row, _via_grpc, cursor_requests, run_level
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
-from inference.daemon_process import codedraft_command
+from inference.daemon_launcher import codedraft_command
 from inference.defaults import REPO_ROOT, default_model_dir
 from inference.server.address import DaemonAddress
 

@@ -8,3 +8,12 @@ flags, each with help text) and ``run(args) -> int``. Modules import nothing hea
 from __future__ import annotations
 
 NAMES: tuple[str, ...] = ("daemon", "lsp", "index", "context", "complete", "fix", "bench")
+
+MODULES = {"daemon": "daemon_command"}
+"""Subcommands whose module is not named after them (``codedraft.daemon`` would be the sixth module
+called daemon)."""
+
+
+def module_name(command: str) -> str:
+    """The module of ``codedraft COMMAND``."""
+    return f"codedraft.{MODULES.get(command, command)}"

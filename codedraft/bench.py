@@ -14,7 +14,7 @@ HELP = (
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "engine": ("bench.engine", "KV reuse and speculative decoding, side by side"),
-    "daemon": ("bench.daemon", "gRPC throughput and latency under 1/4/16 clients"),
+    "daemon": ("bench.daemon_speed", "gRPC throughput and latency under 1/4/16 clients"),
     "index": ("bench.index", "index speed and retrieval latency and quality"),
     "lsp": ("bench.lsp", "language-server overhead and cancel latency"),
     "first-suggestion": (

@@ -9,7 +9,7 @@ import sys
 from types import ModuleType
 from typing import NoReturn
 
-from codedraft import NAMES
+from codedraft import NAMES, module_name
 from codedraft.errors import CommandError
 from codedraft.logging_setup import LEVELS, configure_logging
 from inference import codedraft_version
@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in NAMES:
-        module: ModuleType = importlib.import_module(f"codedraft.{name}")
+        module: ModuleType = importlib.import_module(module_name(name))
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
         module.configure(sub)
         sub.set_defaults(run=module.run)

@@ -23,7 +23,7 @@ from indexer.languages import language_for_path
 
 if TYPE_CHECKING:
     from indexer.workspace import WorkspaceIndex
-    from inference.daemon_process import DaemonProcess
+    from inference.daemon_launcher import DaemonProcess
     from inference.server.address import DaemonAddress
     from lsp_server.completion.service import Retrieve
 

@@ -13,7 +13,7 @@ from codedraft.errors import CommandError
 
 if TYPE_CHECKING:
     from inference.client import InferenceClient
-    from inference.daemon_process import DaemonProcess
+    from inference.daemon_launcher import DaemonProcess
     from inference.server.address import DaemonAddress
 
 RUNNING_DAEMON_READY_TIMEOUT_S = 120.0
@@ -54,7 +54,7 @@ def daemon_for_call(
 ) -> Iterator[tuple[DaemonAddress, str | None, DaemonProcess | None]]:
     """The address and token of the daemon the flags name, else of the one on the default socket, else
     of one started for this call (the third value; it is stopped on leaving)."""
-    from inference.daemon_process import (
+    from inference.daemon_launcher import (
         PrivateDaemon,
         TokenFileError,
         read_token_file,
@@ -92,7 +92,7 @@ def daemon_for_call(
 async def wait_for_daemon(client: InferenceClient, started: DaemonProcess | None) -> None:
     """Waits until ``client``'s daemon serves; a daemon started for the call fails fast with its own
     message when it exits."""
-    from inference.daemon_process import DaemonStartError
+    from inference.daemon_launcher import DaemonStartError
 
     if started is None:
         await client.wait_ready(timeout=RUNNING_DAEMON_READY_TIMEOUT_S)

@@ -17,7 +17,7 @@ from codedraft.values import positive_int
 from codedraft.workspace_root import workspace_of
 
 if TYPE_CHECKING:
-    from inference.daemon_process import DaemonProcess
+    from inference.daemon_launcher import DaemonProcess
     from inference.server.address import DaemonAddress
     from lsp_server.agent.loop import FixResult, FixTask
 

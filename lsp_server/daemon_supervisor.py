@@ -19,7 +19,7 @@ import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import DaemonError, InferenceClient
-from inference.daemon_process import (
+from inference.daemon_launcher import (
     DaemonProcess,
     DaemonStartError,
     TokenFileError,

@@ -25,9 +25,9 @@ import aiohttp
 import grpc
 
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError, sse_events
+from inference.backends.protocol import BackendStats
 from inference.config import SamplingParams
 from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
-from inference.server.backend import BackendStats
 from inference.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)

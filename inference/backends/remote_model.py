@@ -16,16 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.model_facts import measured_chars_per_token, report_limits
 from inference.backends.openai_remote import OpenAIRemoteBackend, PromptFormat
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError, display_url
+from inference.backends.served_model import ServedModel
 from inference.defaults import DEFAULT_MAX_NEW_TOKENS
 from inference.loading import ModelLoadError
 from inference.prompts.chat import ChatTemplate, ChatTemplateError
 from inference.prompts.fim import fim_template_for
 from inference.reply_limits import request_limits
-from inference.server.model_facts import measured_chars_per_token, report_limits
-from inference.server.model_loader import ModelLoadFailed
-from inference.server.served_model import ServedModel
 from inference.tokenizer import Tokenizer
 
 # Used when neither --backend-context nor the engine's /v1/models says how long the context is.
@@ -71,12 +70,12 @@ async def probe_engine(settings: RemoteSettings) -> int | None:
     try:
         listing = await endpoint.get_json("/models")
     except RemoteEngineError as error:
-        raise ModelLoadFailed(str(error)) from None
+        raise ModelLoadError(str(error)) from None
     finally:
         await endpoint.close()
     names, context = _context_from_models(listing, settings.model)
     if names and settings.model not in names:
-        raise ModelLoadFailed(
+        raise ModelLoadError(
             f"the engine at {display_url(settings.base_url)} serves {', '.join(names)}, "
             f"not --backend-model {settings.model}"
         )
@@ -99,15 +98,15 @@ def load_tokenizer(path: Path) -> Tokenizer:
         try:
             return gguf_tokenizer(GGUFFile(path))
         except ModelLoadError as error:
-            raise ModelLoadFailed(f"--backend-tokenizer: {error}") from None
+            raise ModelLoadError(f"--backend-tokenizer: {error}") from None
         except Exception as error:  # tokenizers raises untyped errors on a bad vocabulary
-            raise ModelLoadFailed(f"cannot build the tokenizer of {path}: {error}") from None
+            raise ModelLoadError(f"cannot build the tokenizer of {path}: {error}") from None
     if not (path / "tokenizer.json").is_file():
-        raise ModelLoadFailed(f"--backend-tokenizer {path} has no tokenizer.json")
+        raise ModelLoadError(f"--backend-tokenizer {path} has no tokenizer.json")
     try:
         return Tokenizer.from_dir(path)
     except (OSError, ValueError) as error:
-        raise ModelLoadFailed(f"cannot load the tokenizer in {path}: {error}") from None
+        raise ModelLoadError(f"cannot load the tokenizer in {path}: {error}") from None
 
 
 def load_remote_model(settings: RemoteSettings) -> ServedModel:
@@ -117,7 +116,7 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
         chat = ChatTemplate.from_tokenizer(tokenizer)
     except (ValueError, ChatTemplateError) as error:
         folder = settings.tokenizer_path
-        raise ModelLoadFailed(f"cannot load the chat template of {folder}: {error}") from None
+        raise ModelLoadError(f"cannot load the chat template of {folder}: {error}") from None
     fim = fim_template_for(tokenizer)
     reported = asyncio.run(probe_engine(settings))
     context = settings.context_length or reported or FALLBACK_CONTEXT

@@ -10,6 +10,7 @@ other requests wait for blocks. `LLMEngine` decides when to call these; this mod
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from inference.engine.errors import ResourceExhaustedError
 from inference.engine.kv_cache import KVCacheManager
@@ -18,6 +19,16 @@ from inference.engine.sequence import Sequence
 from inference.spec_decode.proposer import Proposer
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What allocating a waiting request's blocks came to: admitted (reusing ``reused_tokens`` cached
+    tokens), told to wait for running requests to give blocks back, or failed with ``error``."""
+
+    reused_tokens: int = 0
+    waits: bool = False
+    error: ResourceExhaustedError | None = None
 
 
 class SequenceAdmission:
@@ -36,8 +47,8 @@ class SequenceAdmission:
         self.preemptions = 0
         self.paused = False
 
-    def allocate(self, seq: Sequence) -> int | ResourceExhaustedError | None:
-        """Blocks for a waiting request: reused token count, None to wait, or the error to fail with.
+    def allocate(self, seq: Sequence) -> Allocation:
+        """Blocks for a waiting request: admitted with its reused tokens, waiting, or failed.
 
         A completion that finds the pool full takes blocks from running generations (they wait and
         recompute later, mostly from the cache); anything else waits for running requests to finish,
@@ -45,11 +56,11 @@ class SequenceAdmission:
         """
         while True:
             try:
-                return self.kv.allocate_sequence(seq.request_id, seq.token_ids)
+                return Allocation(reused_tokens=self.kv.allocate_sequence(seq.request_id, seq.token_ids))
             except ResourceExhaustedError as exc:
                 victim = self.scheduler.preemption_victim(lower_than=seq.priority)
                 if victim is None:
-                    return None if self.scheduler.running else exc
+                    return Allocation(waits=True) if self.scheduler.running else Allocation(error=exc)
                 self._preempt(victim, seq)
 
     def preempt_for(self, seq: Sequence) -> bool:

@@ -41,7 +41,7 @@ from inference.engine.errors import (
     ResourceExhaustedError,
     StepFailedError,
 )
-from inference.engine.healing import HealedTextDecoder, HealingConstraint
+from inference.engine.healing_constraint import HealedTextDecoder, HealingConstraint
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ModelRunner, runners_for
 from inference.engine.repetition import RepetitionGuard
@@ -58,7 +58,7 @@ from inference.engine.sequence_runner import PlannedRows, SequenceRunner
 from inference.engine.stats import EngineStats
 from inference.engine.text_stream import IncrementalDecoding, TextStream
 from inference.loading import LoadedModel
-from inference.prompts.healing import token_boundaries
+from inference.prompts.token_boundary import token_boundaries
 from inference.prompts.vocabulary import vocabulary_index
 from inference.sampling import make_generator
 from inference.spec_decode.controller import controllers_for
@@ -216,10 +216,8 @@ class LLMEngine:
             try:
                 if work.prefill_tokens:
                     planned.append(self.runner.prefill(seq, work.prefill_tokens))
-                else:
-                    plain = self.runner.decode(seq)  # a speculative round runs now, alone
-                    if plain is not None:
-                        planned.append(plain)
+                elif not self.runner.speculate(seq):  # a speculative round runs now, alone
+                    planned.append(self.runner.plain_step(seq))
             except ResourceExhaustedError as exc:
                 if not self.admission.preempt_for(seq):
                     seq.error, seq.finish_reason = exc, FinishReason.ERROR
@@ -243,17 +241,17 @@ class LLMEngine:
                 continue
             if self.admission.paused and seq.metrics.preemptions and self.scheduler.running:
                 break
-            reused = self.admission.allocate(seq)
-            if reused is None:
+            allocation = self.admission.allocate(seq)
+            if allocation.waits:
                 break  # wait for running requests to give blocks back
-            if isinstance(reused, ResourceExhaustedError):
-                seq.error = reused
+            if allocation.error is not None:
+                seq.error = allocation.error
                 self._finish(seq, FinishReason.ERROR)
                 touched.append(seq)
                 continue
-            seq.num_computed = reused
+            seq.num_computed = allocation.reused_tokens
             if not seq.metrics.preemptions:
-                seq.metrics.reused_tokens = reused
+                seq.metrics.reused_tokens = allocation.reused_tokens
                 seq.metrics.queue_seconds = seq.elapsed()
             self.scheduler.start(seq)
 

@@ -10,7 +10,7 @@ import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.errors import EngineError, InvalidRequestError
-from inference.engine.healing import HealingConstraint
+from inference.engine.healing_constraint import HealingConstraint
 from inference.engine.repetition import RepetitionGuard
 from inference.engine.text_stream import TextStream
 from inference.spec_decode.controller import SpeculationController
@@ -44,7 +44,7 @@ class Request:
     # The chat messages the prompt was rendered from: a remote engine applies its own chat template.
     chat_messages: list[dict[str, str]] | None = None
     # Token healing: bytes removed from the prompt's end that the output must reproduce first (they
-    # are not streamed); see inference.engine.healing.
+    # are not streamed); see inference.engine.healing_constraint.
     healing: bytes = b""
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from inference.engine.errors import EngineError, ResourceExhaustedError
-from inference.engine.healing import constrained
+from inference.engine.healing_constraint import constrained
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.model_runner import ForwardRows, ModelRunner
 from inference.engine.sequence import FinishReason, Sequence
@@ -57,8 +57,6 @@ class SequenceRunner:
         self.proposers = proposers
         self.eos_ids = eos_ids
         self.max_len = target.config.max_position_embeddings
-        # Sees the logits row each emitted token was chosen from (tests compare them); None costs nothing.
-        self.logits_observer: Callable[[str, torch.Tensor], None] | None = None
         # Measured costs of recent rounds, plain and speculative: what speculation must beat.
         self.costs = RoundCosts()
 
@@ -77,21 +75,21 @@ class SequenceRunner:
 
         return PlannedRows(seq, self._rows(seq, seq.token_ids[start:end], start, int(last)), finish)
 
-    def decode(self, seq: Sequence) -> PlannedRows | None:
-        """One decode round: a speculative round, run now (None), when a proposer has something to
-        offer; else the plan of a plain step."""
+    def speculate(self, seq: Sequence) -> bool:
+        """Runs a speculative round now, alone, when a proposer has something to offer that fits the
+        pool; False when there is none (then the sequence takes a :meth:`plain_step`)."""
         started = time.perf_counter()
         chosen = self._propose(seq)
         if chosen is not None:
             chosen = self._fit_in_pool(seq, *chosen)
         if chosen is None:
-            return self._plain_step(seq)
+            return False
         name, proposal = chosen
         accepted = self._speculative_round(seq, proposal)
         self.proposers[name].accept(seq.request_id, seq.token_ids)
         seq.controllers[name].record_round(proposal, accepted)
         self.costs.record(name, len(proposal.tokens) + 1, time.perf_counter() - started)
-        return None
+        return True
 
     def run_batch(self, planned: list[PlannedRows], interrupt: Callable[[], bool] | None = None) -> None:
         """Run the planned rows in one forward pass, then each sequence's own follow-up.
@@ -148,7 +146,7 @@ class SequenceRunner:
                 return None
             return name, proposal.truncated(room)
 
-    def _plain_step(self, seq: Sequence) -> PlannedRows:
+    def plain_step(self, seq: Sequence) -> PlannedRows:
         length = len(seq.token_ids)
 
         def finish(logits: torch.Tensor) -> None:
@@ -194,9 +192,12 @@ class SequenceRunner:
         return logits
 
     def _emit(self, seq: Sequence, tokens: list[int], logits: torch.Tensor) -> None:
-        """Append chosen tokens, stream their text, and stop at the first finishing condition."""
+        """Append chosen tokens, stream their text, and stop at the first finishing condition.
+
+        ``logits`` holds the row each token was chosen from; the exactness tests wrap this method to
+        compare those rows (cache hit against miss, speculative against plain)."""
         params = seq.request.sampling
-        for row, token in enumerate(tokens):
+        for token in tokens:
             now = time.perf_counter()
             if seq.first_token_time is None:
                 seq.first_token_time = now
@@ -204,8 +205,6 @@ class SequenceRunner:
             seq.last_token_time = now
             seq.token_ids.append(token)
             seq.metrics.generated_tokens += 1
-            if self.logits_observer is not None:
-                self.logits_observer(seq.request_id, logits[row])
             if token in params.stop_token_ids:
                 seq.finish_reason = FinishReason.STOP
             elif token in self.eos_ids and not params.ignore_eos:

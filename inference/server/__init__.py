@@ -9,10 +9,8 @@ Modules, from the wire inward:
                  request checks, proto to engine settings, the truncation policy
   live_requests  Cancel lookup and cancel-previous per session
   counters       GetStats totals and per-request figures
-  backend, engine_backend
-                 the engine behind a narrow protocol
-  served_model, model_loader
-                 the model pair being served, and loading it (with its GetModelInfo description)
+
+The model being served, behind the `InferenceBackend` protocol, lives in ``inference/backends``.
 
 Importing this package imports nothing heavy; `app` and the engine-facing modules pull in torch.
 """

@@ -60,7 +60,7 @@ def _in_daemon_thread(load: Callable[[], ServedModel]) -> asyncio.Future[ServedM
     return future
 
 
-class Daemon:
+class GrpcServer:
     """One gRPC server serving `InferenceServicer`, health and reflection on one address."""
 
     def __init__(

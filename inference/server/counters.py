@@ -6,8 +6,8 @@ import time
 from collections import deque
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.protocol import BackendStats
 from inference.engine.sequence import FinishReason, RequestMetrics
-from inference.server.backend import BackendStats
 
 THROUGHPUT_WINDOW_SECONDS = 60.0
 

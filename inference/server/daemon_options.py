@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from inference.daemon_process import TokenFileError, read_token_file
+from inference.daemon_launcher import TokenFileError, read_token_file
 from inference.server.address import AddressError, DaemonAddress, parse_address
 from inference.server.tls import ServerTls, TlsError, client_ssl_context
 

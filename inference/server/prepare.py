@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.served_model import ServedModel
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.sequence import Request
 from inference.prompts.chat import ChatTemplate
-from inference.prompts.healing import heal_prompt
 from inference.prompts.prefix_only import suffix_stop
+from inference.prompts.token_boundary import heal_prompt
 from inference.server import prompt_budget, validation
-from inference.server.served_model import ServedModel
 from inference.tokenizer import Tokenizer
 
 # Tokens that end an assistant turn in common chat formats; Generate with chat stops on them.

@@ -24,6 +24,7 @@ from typing import Any
 import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.served_model import ServedModel
 from inference.config import RequestKind
 from inference.engine.errors import EngineError
 from inference.engine.sequence import FinishReason, Request
@@ -32,7 +33,6 @@ from inference.server.call_outcome import CallOutcome, final_status
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
 from inference.server.live_requests import LiveRequest, LiveRequests, request_id_for
 from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate, prepare_prefill
-from inference.server.served_model import ServedModel
 from inference.server.validation import RequestError, UndecodableRequest
 
 log = logging.getLogger(__name__)

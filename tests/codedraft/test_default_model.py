@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codedraft.daemon import resolve_model_dirs
+from codedraft.daemon_command import resolve_model_dirs
 from codedraft.errors import CommandError
 from inference import default_model as default_model_module
 from inference.api.codedraft.v1 import inference_pb2 as pb

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inference.client import InferenceClient
-from inference.daemon_process import DaemonProcess, daemon_command
+from inference.daemon_launcher import DaemonProcess, daemon_command
 
 READY_TIMEOUT_S = 60.0
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from inference.backends.local_model import ServeSettings, load_served_model
 from inference.backends.remote_model import RemoteSettings, load_remote_model
 from inference.client import InferenceClient
 from inference.config import EngineConfig
 from inference.http.face import HttpFace
 from inference.server.address import DaemonAddress
-from inference.server.app import Daemon
-from inference.server.model_loader import ServeSettings, load_served_model
+from inference.server.app import GrpcServer
 from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon
 
 
@@ -37,7 +37,7 @@ async def start_faced_daemon(
 ) -> FacedDaemon:
     """A real daemon on a unix socket serving the model, with the HTTP face on 127.0.0.1 (any port)."""
     address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
-    daemon = Daemon(address, token=token, max_request_bytes=1024 * 1024)
+    daemon = GrpcServer(address, token=token, max_request_bytes=1024 * 1024)
     await daemon.start()
     face = HttpFace(daemon.servicer, DaemonAddress(host="127.0.0.1", port=0), token, daemon.max_request_bytes)
     bound = await face.start()
@@ -53,7 +53,7 @@ async def start_remote_daemon(
 ) -> RunningDaemon:
     """A real daemon on a unix socket that serves from the remote engine `settings` names."""
     address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
-    daemon = Daemon(address, max_request_bytes=1024 * 1024)
+    daemon = GrpcServer(address, max_request_bytes=1024 * 1024)
     await daemon.start()
     try:
         await daemon.serve_model(lambda: load_remote_model(settings))

@@ -19,8 +19,8 @@ SHORT = pb.CompleteRequest(prefix="import os\n", sampling=pb.SamplingParams(max_
 
 def test_the_client_imports_no_torch() -> None:
     code = (
-        "import sys, inference, inference.client, inference.daemon_process\n"
-        "import codedraft.complete, codedraft.daemon, codedraft.fix\n"
+        "import sys, inference, inference.client, inference.daemon_launcher\n"
+        "import codedraft.complete, codedraft.daemon_command, codedraft.fix\n"
         "heavy = sorted(m for m in ('torch', 'numpy', 'inference.engine') if m in sys.modules)\n"
         "print(','.join(heavy))"
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from inference.client import InferenceClient
-from inference.daemon_process import codedraft_command
+from inference.daemon_launcher import codedraft_command
 from tests.e2e.lsp_harness import inline_params, open_document, running_lsp
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.waiting import wait_until

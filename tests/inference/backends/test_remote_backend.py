@@ -15,14 +15,14 @@ import grpc
 import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.model_facts import CODE_SAMPLE
 from inference.backends.openai_remote import OpenAIRemoteBackend
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError
 from inference.backends.remote_model import RemoteSettings
 from inference.client import DaemonError, InferenceClient
 from inference.config import SamplingParams
 from inference.engine.sequence import Request
-from inference.server.model_facts import CODE_SAMPLE
-from inference.server.model_loader import ModelLoadFailed
+from inference.loading import ModelLoadError
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_gguf import write_gguf
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon, start_remote_daemon
@@ -120,9 +120,9 @@ async def test_a_tokenizer_that_is_neither_folder_nor_gguf_fails_the_start(
 ) -> None:
     not_gguf = tmp_path / "tokenizer.gguf"
     not_gguf.write_text("not a GGUF file")
-    with pytest.raises(ModelLoadFailed, match="--backend-tokenizer: cannot read GGUF file"):
+    with pytest.raises(ModelLoadError, match="--backend-tokenizer: cannot read GGUF file"):
         await start_remote_daemon(_settings(faced, not_gguf), short_dir)
-    with pytest.raises(ModelLoadFailed, match=r"has no tokenizer\.json"):
+    with pytest.raises(ModelLoadError, match=r"has no tokenizer\.json"):
         await start_remote_daemon(_settings(faced, tmp_path), short_dir)
 
 
@@ -215,7 +215,7 @@ async def test_a_wrong_api_key_is_unauthenticated_and_never_logged(
     engine = await start_faced_daemon(tiny_model_dir, short_dir, token="engine-key-1234", name="engine")
     wrong = "wrong-key-98765"
     try:
-        with pytest.raises(ModelLoadFailed, match="HTTP 401") as failed:
+        with pytest.raises(ModelLoadError, match="HTTP 401") as failed:
             await start_remote_daemon(_settings(engine, tiny_model_dir, api_key=wrong), short_dir)
         assert wrong not in str(failed.value)
         tokenizer = Tokenizer.from_dir(tiny_model_dir)
@@ -249,5 +249,5 @@ async def test_an_unreachable_engine_fails_the_start_with_its_address(
     tiny_model_dir: Path, short_dir: Path
 ) -> None:
     settings = RemoteSettings(base_url="http://127.0.0.1:9/v1", model="m", tokenizer_path=tiny_model_dir)
-    with pytest.raises(ModelLoadFailed, match=r"cannot reach the engine at http://127\.0\.0\.1:9/v1"):
+    with pytest.raises(ModelLoadError, match=r"cannot reach the engine at http://127\.0\.0\.1:9/v1"):
         await start_remote_daemon(settings, short_dir)

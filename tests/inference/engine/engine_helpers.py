@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,7 +11,7 @@ import torch
 
 from inference.config import EngineConfig, SamplingParams, SpecMode
 from inference.engine.engine import LLMEngine
-from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
+from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput, Sequence
 from inference.loading import LoadedModel, load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 
@@ -70,15 +70,27 @@ class Finished:
         return self.last.finish_reason
 
 
+def observe_logits(engine: LLMEngine, record: Callable[[str, torch.Tensor], None]) -> None:
+    """Calls ``record(request_id, row)`` with (a copy of) the logits row each emitted token was chosen
+    from, by wrapping the runner's emission of tokens (the product keeps no hook for tests)."""
+    emit = engine.runner._emit
+
+    def observed(seq: Sequence, tokens: list[int], logits: torch.Tensor) -> None:
+        before = len(seq.token_ids)
+        emit(seq, tokens, logits)
+        for row in range(len(seq.token_ids) - before):
+            record(seq.request_id, logits[row].clone())
+
+    engine.runner._emit = observed  # type: ignore[method-assign]
+
+
 def run_all(engine: LLMEngine, requests: list[Request], max_steps: int = 10_000) -> dict[str, Finished]:
     """Add the requests, step until none is left, check the block invariants after every step.
 
     Results of requests added earlier show up too, under their ids; each holds the logits rows its
     tokens were chosen from (from the runner's observer), those of the steps run here."""
     logits: dict[str, list[torch.Tensor]] = {}
-    engine.runner.logits_observer = lambda request_id, row: logits.setdefault(request_id, []).append(
-        row.clone()
-    )
+    observe_logits(engine, lambda request_id, row: logits.setdefault(request_id, []).append(row))
     for request in requests:
         engine.add_request(request)
     results = {r.request_id: Finished() for r in requests}

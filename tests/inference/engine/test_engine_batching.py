@@ -19,6 +19,7 @@ from tests.inference.engine.engine_helpers import (
     PROMPTS,
     Finished,
     make_engine,
+    observe_logits,
     one_torch_thread,
     run_all,
     tiny_model,
@@ -70,7 +71,7 @@ def _recording_batches(engine: LLMEngine) -> list[list[int]]:
 def _staggered(engine: LLMEngine, requests: list[Request]) -> dict[str, Finished]:
     """Start one request per step (so prompts are read while others decode), then run them all."""
     results = {r.request_id: Finished() for r in requests}
-    engine.runner.logits_observer = lambda request_id, row: results[request_id].logits.append(row.clone())
+    observe_logits(engine, lambda request_id, row: results[request_id].logits.append(row))
     pending = list(requests)
     while pending or engine.has_work():
         if pending:

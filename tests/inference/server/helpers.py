@@ -9,6 +9,9 @@ from pathlib import Path
 import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.local_engine import EngineBackend
+from inference.backends.local_model import ServeSettings, load_served_model
+from inference.backends.served_model import ServedModel
 from inference.client import InferenceClient
 from inference.config import EngineConfig, SamplingParams
 from inference.engine.engine import LLMEngine
@@ -17,10 +20,7 @@ from inference.engine.sequence import Request, RequestOutput
 from inference.loading import load_model
 from inference.models.base import CausalLM
 from inference.server.address import DaemonAddress
-from inference.server.app import Daemon
-from inference.server.engine_backend import EngineBackend
-from inference.server.model_loader import ServeSettings, load_served_model
-from inference.server.served_model import ServedModel
+from inference.server.app import GrpcServer
 from tests.fixtures.waiting import wait_until
 
 SMALL_POOL_BLOCKS = 64
@@ -32,7 +32,7 @@ LONG_TOKENS = 250
 
 @dataclass
 class RunningDaemon:
-    daemon: Daemon
+    daemon: GrpcServer
     client: InferenceClient
     address: DaemonAddress
 
@@ -54,7 +54,9 @@ async def start_daemon(
     `wrap_target` replaces the loaded target model by a test double built around it.
     """
     address = DaemonAddress(unix_path=socket_dir / "d.sock")
-    daemon = Daemon(address, token=token, max_request_bytes=max_request_bytes, drain_seconds=drain_seconds)
+    daemon = GrpcServer(
+        address, token=token, max_request_bytes=max_request_bytes, drain_seconds=drain_seconds
+    )
     await daemon.start()
     settings = ServeSettings(model_dir, draft_dir, "cpu", max_new_tokens=max_new_tokens)
     config = engine_config or EngineConfig(

@@ -9,11 +9,11 @@ import grpc
 import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.local_model import ServeSettings, load_served_model
 from inference.client import DaemonError, InferenceClient
 from inference.config import EngineConfig
 from inference.server.address import DaemonAddress
-from inference.server.app import Daemon
-from inference.server.model_loader import ServeSettings, load_served_model
+from inference.server.app import GrpcServer
 from tests.fixtures.waiting import wait_until
 from tests.inference.server.helpers import LONG_PREFIX, SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 
@@ -21,7 +21,7 @@ SHORT = pb.CompleteRequest(prefix="def f():\n    return ", sampling=pb.SamplingP
 
 
 async def test_every_call_needs_the_token_on_tcp(tiny_model_dir: Path) -> None:
-    daemon = Daemon(DaemonAddress(host="127.0.0.1", port=0), token="s3cret")
+    daemon = GrpcServer(DaemonAddress(host="127.0.0.1", port=0), token="s3cret")
     address = await daemon.start()
     assert address.port > 0
     settings = ServeSettings(tiny_model_dir, None, "cpu")
@@ -53,7 +53,7 @@ async def test_health_says_not_serving_until_the_model_is_loaded(
     tiny_model_dir: Path, short_dir: Path
 ) -> None:
     address = DaemonAddress(unix_path=short_dir / "d.sock")
-    daemon = Daemon(address)
+    daemon = GrpcServer(address)
     await daemon.start()
     release = asyncio.Event()
     loop = asyncio.get_running_loop()

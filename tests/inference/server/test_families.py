@@ -14,14 +14,14 @@ from inference.config import EngineConfig, SamplingParams
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import Request
 from inference.loading import load_model
-from inference.prompts.healing import heal_prompt
+from inference.prompts.token_boundary import heal_prompt
 from lsp_server.config import DaemonSettings
 from lsp_server.daemon_supervisor import PREFIX_ONLY_MESSAGE, DaemonSupervisor
 from lsp_server.status import StatusReporter
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.tiny_models import make_tiny_checkpoint, train_tokenizer_json
-from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 from tests.inference.prompts.test_prompts_fim import FAMILY_TOKENS
+from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 
 PREFIX = "def total(items):\n    result = 0\n    for item in items:\n        resu"
 SUFFIX = "\n    return result\n"

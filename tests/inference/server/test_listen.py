@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inference.server.address import AddressError, DaemonAddress, parse_address
-from inference.server.app import Daemon
+from inference.server.app import GrpcServer
 from inference.server.listen import (
     ListenError,
     UnixSocketClaim,
@@ -59,14 +59,14 @@ def test_tcp_beyond_loopback_needs_a_token_and_tls() -> None:
 
 async def test_socket_is_private_single_and_removed_on_stop(short_dir: Path) -> None:
     path = short_dir / "run" / "d.sock"
-    first = Daemon(DaemonAddress(unix_path=path))
+    first = GrpcServer(DaemonAddress(unix_path=path))
     await first.start()
     try:
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
         assert stat.S_ISSOCK(path.lstat().st_mode)
         assert stat.S_IMODE(path.lstat().st_mode) == 0o600
         assert socket_is_live(path)
-        second = Daemon(DaemonAddress(unix_path=path))
+        second = GrpcServer(DaemonAddress(unix_path=path))
         with pytest.raises(ListenError, match=r"another codedraft daemon \(pid \d+\) is already running on"):
             await second.start()
         assert socket_is_live(path), "the second daemon must not steal or remove the socket"
@@ -95,7 +95,7 @@ async def test_a_stale_socket_is_replaced(short_dir: Path) -> None:
     crashed.bind(str(path))
     crashed.close()  # the file stays, nobody listens: what a killed daemon leaves behind
     assert path.exists() and not socket_is_live(path)
-    daemon = Daemon(DaemonAddress(unix_path=path))
+    daemon = GrpcServer(DaemonAddress(unix_path=path))
     await daemon.start()
     try:
         assert socket_is_live(path)

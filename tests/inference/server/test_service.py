@@ -9,10 +9,10 @@ import grpc
 import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.model_facts import CODE_SAMPLE
 from inference.client import DaemonError, InferenceClient
 from inference.config import EngineConfig, SamplingParams
 from inference.loading import load_model
-from inference.server.model_facts import CODE_SAMPLE
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_models import TOOL_CALL_TEMPLATE, make_tiny_checkpoint
 from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, engine_reference, start_daemon

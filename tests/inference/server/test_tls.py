@@ -16,14 +16,14 @@ import grpc
 import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.local_model import ServeSettings, load_served_model
 from inference.client import DaemonError, InferenceClient
 from inference.config import EngineConfig
-from inference.daemon_process import codedraft_command
+from inference.daemon_launcher import codedraft_command
 from inference.http.face import HttpFace
 from inference.server.address import DaemonAddress
-from inference.server.app import Daemon
+from inference.server.app import GrpcServer
 from inference.server.listen import ListenError
-from inference.server.model_loader import ServeSettings, load_served_model
 from inference.server.tls import ServerTls
 from tests.fixtures.certificates import CertificateFiles, make_certificates
 
@@ -33,7 +33,7 @@ REQUEST = pb.CompleteRequest(prefix="def add(a, b):\n", sampling=pb.SamplingPara
 
 @dataclass
 class TlsDaemon:
-    daemon: Daemon
+    daemon: GrpcServer
     face: HttpFace
     grpc_address: DaemonAddress
     http_url: str
@@ -46,7 +46,7 @@ async def tls_daemon(tiny_model_dir: Path, tmp_path: Path) -> AsyncIterator[TlsD
     certs = make_certificates(tmp_path / "good")
     wrong = make_certificates(tmp_path / "other", ca_name="some other CA")
     tls = ServerTls.load(certs.cert, certs.key)
-    daemon = Daemon(DaemonAddress(host="127.0.0.1", port=0), token=TOKEN, tls=tls)
+    daemon = GrpcServer(DaemonAddress(host="127.0.0.1", port=0), token=TOKEN, tls=tls)
     bound = await daemon.start()
     face = HttpFace(
         daemon.servicer, DaemonAddress(host="127.0.0.1", port=0), TOKEN, ssl_context=tls.ssl_context()
@@ -113,10 +113,12 @@ async def test_http_face_over_tls(tls_daemon: TlsDaemon, caplog: pytest.LogCaptu
 
 async def test_off_loopback_the_daemon_needs_tls_and_a_token(tmp_path: Path) -> None:
     with pytest.raises(ListenError, match="without TLS"):
-        await Daemon(DaemonAddress(host="0.0.0.0", port=0), token=TOKEN).start()
+        await GrpcServer(DaemonAddress(host="0.0.0.0", port=0), token=TOKEN).start()
     with pytest.raises(ListenError, match="without --token-file"):
         certs = make_certificates(tmp_path)
-        await Daemon(DaemonAddress(host="0.0.0.0", port=0), tls=ServerTls.load(certs.cert, certs.key)).start()
+        await GrpcServer(
+            DaemonAddress(host="0.0.0.0", port=0), tls=ServerTls.load(certs.cert, certs.key)
+        ).start()
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The engine's half of token healing: constrain the first tokens, and hide the text they reproduce.
 
-`inference.prompts.healing` removes the prompt's last, unstable tokens and hands the engine their
+`inference.prompts.token_boundary` removes the prompt's last, unstable tokens and hands the engine their
 bytes (`Request.healing`). Until the output has reproduced those bytes, every logits row the engine
 chooses from is masked to the tokens that agree with what is left of them (`HealingConstraint`):
 the same mask in a plain step, in the first step after the prefill, and in each row of a speculative
@@ -33,7 +33,7 @@ class HealingConstraint:
     the constraint then also bars tokens that go on with a blank past the removed text, and holds for
     one more token when the output ends exactly where the removed text does.
 
-    `boundaries` (`inference.prompts.healing.token_boundaries`): the byte offsets inside `removed`
+    `boundaries` (`inference.prompts.token_boundary.token_boundaries`): the byte offsets inside `removed`
     where a token that does not reach its end may end; None: anywhere. A token that reaches or passes
     the end is not ruled out by them.
 

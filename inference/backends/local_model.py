@@ -9,19 +9,15 @@ import torch
 
 from inference import codedraft_version
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.local_engine import EngineBackend
+from inference.backends.model_facts import measured_chars_per_token, report_limits
+from inference.backends.served_model import ServedModel
 from inference.config import EngineConfig
 from inference.defaults import DEFAULT_KV_CACHE_MB, DEFAULT_MAX_NEW_TOKENS
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from inference.prompts.vocabulary import vocabulary_index
 from inference.reply_limits import request_limits
-from inference.server.engine_backend import EngineBackend
-from inference.server.model_facts import measured_chars_per_token, report_limits
-from inference.server.served_model import ServedModel
-
-
-class ModelLoadFailed(Exception):
-    """The model pair cannot be served; the message is one line naming the problem."""
 
 
 @dataclass(frozen=True)
@@ -60,20 +56,17 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
 
     `engine_config` overrides the engine settings derived from `settings` (tests use small pools).
     """
-    try:
-        target = load_model(settings.model_dir, settings.device, weights=settings.weights)
-        draft = (
-            load_model(settings.draft_dir, settings.device, weights=settings.weights)
-            if settings.draft_dir is not None
-            else None
-        )
-    except ModelLoadError as error:
-        raise ModelLoadFailed(str(error)) from None
+    target = load_model(settings.model_dir, settings.device, weights=settings.weights)
+    draft = (
+        load_model(settings.draft_dir, settings.device, weights=settings.weights)
+        if settings.draft_dir is not None
+        else None
+    )
     config = engine_config or EngineConfig(kv_cache_mb=settings.kv_cache_mb)
     try:
         engine = LLMEngine.from_loaded(target, config, draft)
     except ValueError as error:  # a draft model that does not match the target
-        raise ModelLoadFailed(str(error)) from None
+        raise ModelLoadError(str(error)) from None
     context = target.config.max_position_embeddings
     limits = request_limits(context, settings.max_new_tokens, draft is not None)
     info = report_limits(

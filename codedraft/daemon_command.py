@@ -127,7 +127,7 @@ def listen_address(args: argparse.Namespace) -> DaemonAddress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inference.daemon_process import TokenFileError, read_token_file
+    from inference.daemon_launcher import TokenFileError, read_token_file
     from inference.openmp import set_openmp_spin
     from inference.server.listen import ListenError, check_tcp_security
 
@@ -164,7 +164,7 @@ def _loader(
     args: argparse.Namespace, model: Path, draft: Path | None, network: NetworkOptions
 ) -> Callable[[], Any]:
     """What loads the served model: the remote engine's tokenizer and limits, or the model pair."""
-    from inference.server.model_loader import ServeSettings, load_served_model
+    from inference.backends.local_model import ServeSettings, load_served_model
 
     remote = network.remote
     if remote is None:
@@ -198,15 +198,15 @@ async def _serve(
 ) -> int:
     # Torch and the engine load only here, after the flags were checked.
     from inference.http.face import HttpFace
-    from inference.server.app import Daemon
+    from inference.loading import ModelLoadError
+    from inference.server.app import GrpcServer
     from inference.server.listen import ListenError
-    from inference.server.model_loader import ModelLoadFailed
 
     if args.threads is not None:
         import torch
 
         torch.set_num_threads(args.threads)
-    daemon = Daemon(address, token, megabytes(args.max_request_mb), args.drain_seconds, network.tls)
+    daemon = GrpcServer(address, token, megabytes(args.max_request_mb), args.drain_seconds, network.tls)
     face = None
     try:
         bound = await daemon.start()
@@ -253,7 +253,7 @@ async def _serve(
     if face is not None:
         await face.stop()
     if loading.done() and (failure := loading.exception()) is not None:
-        if isinstance(failure, ModelLoadFailed):
+        if isinstance(failure, ModelLoadError):
             raise CommandError(str(failure))
         raise failure
     if not loading.done():

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.protocol import InferenceBackend
 from inference.prompts.chat import ChatTemplate
 from inference.prompts.fim import FimTemplate
 from inference.reply_limits import RequestLimits
-from inference.server.backend import InferenceBackend
 from inference.tokenizer import Tokenizer
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
-from inference.daemon_process import PrivateDaemon
+from inference.daemon_launcher import PrivateDaemon
 from inference.defaults import REPO_ROOT, default_model_dir
 from inference.openmp import set_openmp_spin
 from inference.server.address import DaemonAddress
@@ -127,8 +127,8 @@ class InProcessEngine:
     """The same completions through the engine adapter the daemon uses, without gRPC."""
 
     def __init__(self, model: Path, kv_cache_mb: int) -> None:
+        from inference.backends.local_model import ServeSettings, load_served_model
         from inference.config import EngineConfig
-        from inference.server.model_loader import ServeSettings, load_served_model
 
         # In a thread that ends, as the daemon loads: one thread runs torch's parallel work
         # (inference/openmp.py), here the engine's.

@@ -5,7 +5,7 @@ comes next: a newline and the next line's indentation are one token, so is half 
 half an operator. A model never saw such a boundary in training and answers with an extra space or
 line. `heal_prompt` drops the prompt's last tokens back to the last boundary that no continuation
 moves, and returns the bytes it dropped; the engine then constrains the first generated tokens to
-reproduce them (`inference.engine.healing`) and strips them from the streamed text, so the
+reproduce them (`inference.engine.healing_constraint`) and strips them from the streamed text, so the
 suggestion starts exactly at the cursor.
 
 "No continuation moves it" is decided twice, and the earlier boundary wins: the tokenizer's last

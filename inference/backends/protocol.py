@@ -1,6 +1,6 @@
 """What the gRPC servicer needs from the engine, as a narrow protocol.
 
-The servicer speaks only to an `InferenceBackend`; `inference.server.engine_backend` adapts the real
+The servicer speaks only to an `InferenceBackend`; `inference.backends.local_engine` adapts the real
 engine to it. Keeping the boundary this small is what lets the servicer's cancellation and status
 logic be read (and reasoned about) without the engine's internals.
 """

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from inference.config import SamplingParams, SpecMode
-from inference.engine.healing import HealingConstraint
+from inference.engine.healing_constraint import HealingConstraint
 from inference.engine.sequence import Request
 from inference.loading import LoadedModel
-from inference.prompts.healing import PROBES, HealedPrompt, heal_prompt, token_boundaries
+from inference.prompts.token_boundary import PROBES, HealedPrompt, heal_prompt, token_boundaries
 from inference.prompts.vocabulary import vocabulary_index
 from tests.inference.engine.engine_helpers import make_engine, one_torch_thread, run_all, tiny_model
 

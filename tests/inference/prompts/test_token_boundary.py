@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inference.prompts.healing import heal_prompt, token_boundaries
+from inference.prompts.token_boundary import heal_prompt, token_boundaries
 from inference.prompts.vocabulary import VocabularyIndex, vocabulary_index
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_models import write_tokenizer

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 
+from inference.backends.protocol import BackendStats
 from inference.engine.async_engine import AsyncEngine
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import Request, RequestOutput
-from inference.server.backend import BackendStats
 
 
 class EngineBackend:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inference.client import InferenceClient
-from inference.daemon_process import (
+from inference.daemon_launcher import (
     DaemonStartError,
     PrivateDaemon,
     TokenFileError,
