@@ -212,7 +212,7 @@ async def _serve(
         bound = await daemon.start()
         if network.http is not None:
             ssl_context = network.tls.ssl_context() if network.tls is not None else None
-            face = HttpFace(daemon.servicer, network.http, token, daemon.max_request_bytes, ssl_context)
+            face = HttpFace(daemon.runner, network.http, token, daemon.max_request_bytes, ssl_context)
             http_bound = await face.start()
             scheme = "https" if ssl_context is not None else "http"
             print(f"OpenAI API and /infill on {scheme}://{http_bound.grpc_target()}/v1", flush=True)
@@ -235,7 +235,7 @@ async def _serve(
     stopping = asyncio.ensure_future(stop_requested.wait())
     await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
     if loading.done() and loading.exception() is None:
-        served = daemon.servicer.served
+        served = daemon.runner.served
         info = served.info if served else None
         if served is not None and info is not None:
             drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"

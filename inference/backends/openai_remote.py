@@ -22,10 +22,10 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, Literal
 
 import aiohttp
-import grpc
 
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError, sse_events
 from inference.backends.protocol import BackendStats
+from inference.call_status import Failure
 from inference.config import SamplingParams
 from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
 from inference.tokenizer import Tokenizer
@@ -154,13 +154,13 @@ class OpenAIRemoteBackend:
                 finish = FinishReason.CANCELLED
             elif finish is None:
                 raise RemoteEngineError(
-                    grpc.StatusCode.UNAVAILABLE,
+                    Failure.UNAVAILABLE,
                     f"the engine at {self.endpoint.shown} ended the stream without a finish reason",
                 )
         except (aiohttp.ClientError, OSError) as error:
             if request_id not in self._aborted:
                 raise RemoteEngineError(
-                    grpc.StatusCode.UNAVAILABLE,
+                    Failure.UNAVAILABLE,
                     f"lost the stream from the engine at {self.endpoint.shown}: {error}",
                 ) from None
             finish = FinishReason.CANCELLED

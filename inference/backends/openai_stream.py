@@ -12,8 +12,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
-import grpc
 
+from inference.call_status import Failure
 from inference.engine.errors import EngineError
 
 # Bodies of error replies are cut to this many characters in messages.
@@ -23,11 +23,11 @@ POOL_CONNECTIONS = 64
 
 
 class RemoteEngineError(EngineError):
-    """The remote engine failed a request; `grpc_status` is the status the daemon reports."""
+    """The remote engine failed a request; `failure` is how the daemon reports it."""
 
-    def __init__(self, grpc_status: grpc.StatusCode, message: str) -> None:
+    def __init__(self, failure: Failure, message: str) -> None:
         super().__init__(message)
-        self.grpc_status = grpc_status
+        self.failure = failure
 
 
 def display_url(url: str) -> str:
@@ -39,18 +39,18 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
-def _status_for_http(status: int) -> grpc.StatusCode:
+def _failure_for_http(status: int) -> Failure:
     if status in (401, 403):
-        return grpc.StatusCode.UNAUTHENTICATED
+        return Failure.UNAUTHENTICATED
     if status in (400, 413, 422):
-        return grpc.StatusCode.INVALID_ARGUMENT
+        return Failure.INVALID_ARGUMENT
     if status == 404:
-        return grpc.StatusCode.NOT_FOUND
+        return Failure.NOT_FOUND
     if status == 429:
-        return grpc.StatusCode.RESOURCE_EXHAUSTED
+        return Failure.RESOURCE_EXHAUSTED
     if status >= 500:
-        return grpc.StatusCode.UNAVAILABLE
-    return grpc.StatusCode.INTERNAL
+        return Failure.UNAVAILABLE
+    return Failure.INTERNAL
 
 
 def _error_text(body: str) -> str:
@@ -101,9 +101,7 @@ class OpenAIEndpoint:
             self._session = None
 
     def _unreachable(self, error: BaseException) -> RemoteEngineError:
-        return RemoteEngineError(
-            grpc.StatusCode.UNAVAILABLE, f"cannot reach the engine at {self.shown}: {error}"
-        )
+        return RemoteEngineError(Failure.UNAVAILABLE, f"cannot reach the engine at {self.shown}: {error}")
 
     async def get_json(self, path: str) -> Any:
         """GET `path` (relative to the base URL) and return its JSON; RemoteEngineError on failure."""
@@ -112,7 +110,7 @@ class OpenAIEndpoint:
                 body = await reply.text()
                 if reply.status != 200:
                     raise RemoteEngineError(
-                        _status_for_http(reply.status),
+                        _failure_for_http(reply.status),
                         f"the engine at {self.shown} answered HTTP {reply.status} to GET {path}: "
                         f"{_error_text(body)}",
                     )
@@ -130,7 +128,7 @@ class OpenAIEndpoint:
             text = await reply.text()
             reply.release()
             raise RemoteEngineError(
-                _status_for_http(reply.status),
+                _failure_for_http(reply.status),
                 f"the engine at {self.shown} refused the request (HTTP {reply.status}): {_error_text(text)}",
             )
         return reply
@@ -152,11 +150,9 @@ async def sse_events(reply: aiohttp.ClientResponse) -> AsyncIterator[dict[str, A
             event = json.loads(data)
         except ValueError:
             raise RemoteEngineError(
-                grpc.StatusCode.INTERNAL, f"the engine sent an event that is not JSON: {data[:200]}"
+                Failure.INTERNAL, f"the engine sent an event that is not JSON: {data[:200]}"
             ) from None
         if isinstance(event, dict) and event.get("error"):
-            raise RemoteEngineError(
-                grpc.StatusCode.INTERNAL, f"the engine failed mid-stream: {_error_text(data)}"
-            )
+            raise RemoteEngineError(Failure.INTERNAL, f"the engine failed mid-stream: {_error_text(data)}")
         if isinstance(event, dict):
             yield event

@@ -1,4 +1,5 @@
-"""The daemon's HTTP face: the OpenAI API and llama.cpp's ``/infill`` on aiohttp, over the servicer.
+"""The daemon's HTTP face: the OpenAI API and llama.cpp's ``/infill`` on aiohttp, over the request
+runner that the gRPC face uses too (same checks, prompt building, cancel-previous, counters, KV reuse).
 
 Same rules as the gRPC listener: a bearer token on every call when the daemon has one, TLS when
 given a certificate, and no plain-text listener off loopback (the daemon checks before starting).
@@ -11,12 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
-from inference.http.call_bridge import FaceCallError, run_call
+from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.call_status import CallFailed
 from inference.http.openai_replies import ReplyShape, finish_reason, infill_event
 from inference.http.openai_requests import (
     FaceRequest,
@@ -29,7 +31,7 @@ from inference.server.address import DaemonAddress
 from inference.server.app import DEFAULT_MAX_REQUEST_BYTES
 from inference.server.auth import BearerToken
 from inference.server.listen import ListenError
-from inference.server.servicer import InferenceServicer
+from inference.server.request_runner import RequestRunner
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +59,18 @@ def _token_check(token: str | None) -> Any:
     return check
 
 
-async def _collected(first: Any, chunks: AsyncIterator[Any]) -> tuple[str, Any]:
-    """The whole text of a call from its first chunk on, and its last chunk; raises FaceCallError when
+def _error_type(failed: CallFailed) -> str:
+    """OpenAI's ``error.type`` for a failure."""
+    return "invalid_request_error" if failed.failure.http_status == 400 else failed.failure.name.lower()
+
+
+def failure_reply(failed: CallFailed) -> web.Response:
+    """The error reply of a refused or failed call."""
+    return error_reply(failed.failure.http_status, failed.message, _error_type(failed))
+
+
+async def _collected(first: Any, chunks: AsyncGenerator[Any, None]) -> tuple[str, Any]:
+    """The whole text of a call from its first chunk on, and its last chunk; raises CallFailed when
     the call failed (also after its final chunk)."""
     parts, last = [first.text_delta], first
     while not last.done:
@@ -73,12 +85,40 @@ async def _sse(response: web.StreamResponse, event: dict[str, Any] | str) -> Non
     await response.write(f"data: {data}\n\n".encode())
 
 
+Events = Callable[[Any, bool], list[dict[str, Any]]]
+"""The server-sent events of one chunk (and whether it is the first)."""
+
+
+async def _stream_events(
+    request: web.Request, first: Any, chunks: AsyncGenerator[Any, None], events: Events, done: str | None
+) -> web.StreamResponse:
+    """The one server-sent-events loop: each chunk's events, a failure after the last chunk as an
+    error event, then ``done`` (OpenAI's ``[DONE]``; llama.cpp sends none)."""
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    chunk = first
+    try:
+        while True:
+            for event in events(chunk, chunk is first):
+                await _sse(response, event)
+            if chunk.done:
+                break
+            chunk = await anext(chunks)
+        await anext(chunks, None)  # the call's final status: raises when it failed
+    except CallFailed as failed:
+        await _sse(response, {"error": {"message": failed.message, "type": _error_type(failed)}})
+    if done is not None:
+        await _sse(response, done)
+    await response.write_eof()
+    return response
+
+
 class HttpFace:
     """The aiohttp application and its listener on one TCP address."""
 
     def __init__(
         self,
-        servicer: InferenceServicer,
+        runner: RequestRunner,
         address: DaemonAddress,
         token: str | None = None,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
@@ -86,7 +126,7 @@ class HttpFace:
     ) -> None:
         if address.is_unix:
             raise ListenError(f"--http needs tcp:HOST:PORT, got {address}")
-        self.servicer = servicer
+        self.runner = runner
         self.address = address
         self.ssl_context = ssl_context
         self.app = web.Application(middlewares=[_token_check(token)], client_max_size=max_request_bytes)
@@ -127,16 +167,16 @@ class HttpFace:
             await runner.cleanup()
 
     def _model_name(self) -> str:
-        served = self.servicer.served
+        served = self.runner.served
         return served.info.model.name if served is not None else ""
 
     async def health(self, request: web.Request) -> web.Response:
-        if self.servicer.served is None:
+        if self.runner.served is None:
             return error_reply(503, "the model is still loading", "unavailable")
         return web.json_response({"status": "ok"})
 
     async def models(self, request: web.Request) -> web.Response:
-        served = self.servicer.served
+        served = self.runner.served
         data = []
         if served is not None:
             data.append(
@@ -156,7 +196,7 @@ class HttpFace:
             raise FaceRequestError(f"the body is not JSON: {error}") from None
 
     def _detokenize(self, ids: Any) -> str:
-        served = self.servicer.served
+        served = self.runner.served
         if served is None:
             raise FaceRequestError("the model is still loading; retry in a moment")
         if max(ids) >= served.tokenizer.vocab_size or min(ids) < 0:
@@ -177,46 +217,32 @@ class HttpFace:
             return error_reply(400, str(error), "invalid_request_error")
         return await self._openai(request, face, chat=True)
 
+    def _chunks(self, proto: Any) -> AsyncGenerator[Any, None]:
+        if isinstance(proto, pb.CompleteRequest):
+            return self.runner.complete(proto)
+        return self.runner.generate(proto)
+
     async def _openai(self, request: web.Request, face: FaceRequest, chat: bool) -> web.StreamResponse:
         shape = ReplyShape(face.proto.request_id, face.model or self._model_name(), chat)
-        chunks = run_call(self.servicer, face.proto)
+
+        def events(chunk: Any, first: bool) -> list[dict[str, Any]]:
+            shown = [shape.stream_event(chunk.text_delta, finish_reason(chunk), first)]
+            if chunk.done and face.include_usage:
+                shown.append(shape.usage_event(chunk.figures))
+            return shown
+
+        chunks = self._chunks(face.proto)
         try:
             try:
                 first = await anext(chunks)
-            except FaceCallError as error:
-                return error_reply(error.http_status, error.message, error.error_type)
-            if not face.stream:
-                return await self._whole(first, chunks, shape)
-            response = web.StreamResponse(
-                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-            )
-            await response.prepare(request)
-            chunk = first
-            try:
-                while True:
-                    await _sse(
-                        response, shape.stream_event(chunk.text_delta, finish_reason(chunk), chunk is first)
-                    )
-                    if chunk.done:
-                        if face.include_usage:
-                            await _sse(response, shape.usage_event(chunk.figures))
-                        break
-                    chunk = await anext(chunks)
-                await anext(chunks, None)  # the call's final status: raises when it failed
-            except FaceCallError as error:
-                await _sse(response, {"error": {"message": error.message, "type": error.error_type}})
-            await _sse(response, "[DONE]")
-            await response.write_eof()
-            return response
+                if not face.stream:
+                    text, last = await _collected(first, chunks)
+                    return web.json_response(shape.whole(text, finish_reason(last), last.figures))
+            except CallFailed as failed:
+                return failure_reply(failed)
+            return await _stream_events(request, first, chunks, events, "[DONE]")
         finally:
             await chunks.aclose()
-
-    async def _whole(self, first: Any, chunks: AsyncIterator[Any], shape: ReplyShape) -> web.Response:
-        try:
-            text, last = await _collected(first, chunks)
-        except FaceCallError as error:
-            return error_reply(error.http_status, error.message, error.error_type)
-        return web.json_response(shape.whole(text, finish_reason(last), last.figures))
 
     async def infill(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -224,33 +250,19 @@ class HttpFace:
         except FaceRequestError as error:
             return error_reply(400, str(error), "invalid_request_error")
         model = self._model_name()
-        chunks = run_call(self.servicer, face.proto)
+
+        def events(chunk: Any, first: bool) -> list[dict[str, Any]]:
+            return [infill_event(chunk.text_delta, model, chunk if chunk.done else None)]
+
+        chunks = self._chunks(face.proto)
         try:
             try:
                 first = await anext(chunks)
-            except FaceCallError as error:
-                return error_reply(error.http_status, error.message, error.error_type)
-            if not face.stream:
-                try:
+                if not face.stream:
                     text, last = await _collected(first, chunks)
-                except FaceCallError as error:
-                    return error_reply(error.http_status, error.message, error.error_type)
-                return web.json_response(infill_event(text, model, last))
-            response = web.StreamResponse(
-                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-            )
-            await response.prepare(request)
-            chunk = first
-            try:
-                while True:
-                    await _sse(response, infill_event(chunk.text_delta, model, chunk if chunk.done else None))
-                    if chunk.done:
-                        break
-                    chunk = await anext(chunks)
-                await anext(chunks, None)
-            except FaceCallError as error:
-                await _sse(response, {"error": {"message": error.message, "type": error.error_type}})
-            await response.write_eof()
-            return response
+                    return web.json_response(infill_event(text, model, last))
+            except CallFailed as failed:
+                return failure_reply(failed)
+            return await _stream_events(request, first, chunks, events, None)
         finally:
             await chunks.aclose()

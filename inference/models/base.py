@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from inference.layers.attention import KERNEL_MAX_TOKENS, Attention
-from inference.models.fused_layer import FusedDecoderStep
+from inference.models.decoder_layer import DecoderLayer, FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.layers.linear import KERNEL_FORMS, pack_linears
 from inference.layers.mlp import SwiGLU
@@ -25,36 +25,6 @@ from inference.model_config import ModelConfig
 class ForwardInterrupted(Exception):
     """A forward pass stopped between two layers because its caller asked it to (`interrupt`). The K/V
     it wrote lie in slots past what its sequences have computed; the pass is redone later."""
-
-
-class DecoderLayer(nn.Module):
-    """Pre-norm block: x + attn(norm(x)), then x + mlp(norm(x))."""
-
-    def __init__(
-        self, config: ModelConfig, layer_idx: int, qkv_bias: bool, o_bias: bool, mlp_bias: bool
-    ) -> None:
-        super().__init__()
-        self.self_attn = Attention(config, layer_idx, qkv_bias=qkv_bias, o_bias=o_bias)
-        self.mlp = SwiGLU(config.hidden_size, config.intermediate_size, bias=mlp_bias)
-        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
-        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
-        # Set with the q4_1 weights form where the layer qualifies: its few-row step in one kernel call.
-        self.fused: FusedDecoderStep | None = None
-
-    def forward(
-        self,
-        hidden: torch.Tensor,
-        cos: torch.Tensor,
-        sin: torch.Tensor,
-        k_cache: torch.Tensor,
-        v_cache: torch.Tensor,
-        meta: AttentionMetadata,
-    ) -> torch.Tensor:
-        """hidden (T, hidden_size) -> (T, hidden_size)."""
-        if self.fused is not None and hidden.shape[0] <= KERNEL_MAX_TOKENS and len(meta.spans) == 1:
-            return self.fused(hidden, cos, sin, k_cache, v_cache, meta)
-        hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
-        return hidden + self.mlp(self.post_attention_layernorm(hidden))
 
 
 class DecoderStack(nn.Module):

@@ -19,11 +19,13 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from inference.backends.served_model import ServedModel
 from inference.defaults import DEFAULT_DRAIN_SECONDS, DEFAULT_MAX_REQUEST_MB, megabytes
 from inference.server.address import DaemonAddress
 from inference.server.auth import TokenAuthInterceptor
 from inference.server.listen import ListenError, UnixSocketClaim, check_tcp_security
-from inference.server.servicer import SERVICE_NAME, InferenceServicer, ServedModel
+from inference.server.request_runner import RequestRunner
+from inference.server.servicer import SERVICE_NAME, InferenceServicer
 from inference.server.tls import ServerTls
 
 log = logging.getLogger(__name__)
@@ -76,7 +78,8 @@ class GrpcServer:
         self.token = token
         self.max_request_bytes = max_request_bytes
         self.drain_seconds = drain_seconds
-        self.servicer = InferenceServicer()
+        self.runner = RequestRunner()
+        self.servicer = InferenceServicer(self.runner)
         self.health = health.aio.HealthServicer()
         self._server: grpc.aio.Server | None = None
         self._claim: UnixSocketClaim | None = None
@@ -129,7 +132,7 @@ class GrpcServer:
         started = time.perf_counter()
         served = await _in_daemon_thread(load)
         served.info.max_request_bytes = self.max_request_bytes
-        self.servicer.attach(served)
+        self.runner.attach(served)
         for service in (health.OVERALL_HEALTH, SERVICE_NAME):
             await self.health.set(service, _SERVING)
         return time.perf_counter() - started
@@ -138,13 +141,13 @@ class GrpcServer:
         """Drain and stop; returns how many streams had to be cut. Safe to call twice."""
         if self._server is None:
             return 0
-        log.info("%s: draining %d live request(s)", reason, len(self.servicer.live))
+        log.info("%s: draining %d live request(s)", reason, len(self.runner.live))
         await self.health.enter_graceful_shutdown()
-        stopped = await self.servicer.drain(self.drain_seconds, reason)
+        stopped = await self.runner.drain(self.drain_seconds, reason)
         server, self._server = self._server, None
         await server.stop(grace=1.0)
-        if self.servicer.served is not None:
-            await self.servicer.served.backend.close()
+        if self.runner.served is not None:
+            await self.runner.served.backend.close()
         if self._claim is not None:
             self._claim.release()
             self._claim = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-import grpc
+from inference.call_status import Failure
 
 
 def request_id_for(given: str, face: str = "") -> str:
@@ -34,7 +34,7 @@ class LiveRequest:
     session_id: str
     supersedable: bool
     prefill: bool = False
-    stop_status: tuple[grpc.StatusCode, str] | None = None
+    stop_status: tuple[Failure, str] | None = None
 
 
 class LiveRequests:
@@ -71,7 +71,7 @@ class LiveRequests:
             older = self._by_id.get(older_id) if older_id is not None else None
             if older is not None:
                 older.stop_status = older.stop_status or (
-                    grpc.StatusCode.CANCELLED,
+                    Failure.CANCELLED,
                     f"superseded by request {live.request_id} of the same session {live.session_id!r}",
                 )
                 superseded.append(older)
@@ -84,11 +84,11 @@ class LiveRequests:
             if table.get(live.session_id) == live.request_id:
                 del table[live.session_id]
 
-    def stop(self, request_id: str, code: grpc.StatusCode, message: str) -> LiveRequest | None:
+    def stop(self, request_id: str, failure: Failure, message: str) -> LiveRequest | None:
         """Mark a live request to stop with this status (a first reason wins); None when not live."""
         live = self._by_id.get(request_id)
         if live is not None and live.stop_status is None:
-            live.stop_status = (code, message)
+            live.stop_status = (failure, message)
         return live
 
     def all(self) -> list[LiveRequest]:

@@ -39,7 +39,7 @@ async def start_faced_daemon(
     address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
     daemon = GrpcServer(address, token=token, max_request_bytes=1024 * 1024)
     await daemon.start()
-    face = HttpFace(daemon.servicer, DaemonAddress(host="127.0.0.1", port=0), token, daemon.max_request_bytes)
+    face = HttpFace(daemon.runner, DaemonAddress(host="127.0.0.1", port=0), token, daemon.max_request_bytes)
     bound = await face.start()
     settings = ServeSettings(model_dir, None, "cpu", max_new_tokens=max_new_tokens)
     config = engine_config or EngineConfig(num_kv_blocks=SMALL_POOL_BLOCKS)

@@ -19,6 +19,7 @@ from inference.backends.model_facts import CODE_SAMPLE
 from inference.backends.openai_remote import OpenAIRemoteBackend
 from inference.backends.openai_stream import OpenAIEndpoint, RemoteEngineError
 from inference.backends.remote_model import RemoteSettings
+from inference.call_status import Failure
 from inference.client import DaemonError, InferenceClient
 from inference.config import SamplingParams
 from inference.engine.sequence import Request
@@ -227,7 +228,7 @@ async def test_a_wrong_api_key_is_unauthenticated_and_never_logged(
             async for _ in backend.generate(request):
                 pass
         await backend.close()
-        assert raised.value.grpc_status == grpc.StatusCode.UNAUTHENTICATED
+        assert raised.value.failure is Failure.UNAUTHENTICATED
         assert "wrong token" in str(raised.value) and wrong not in str(raised.value)
         front = await start_remote_daemon(
             _settings(engine, tiny_model_dir, api_key="engine-key-1234"), short_dir, name="front2"

@@ -89,7 +89,7 @@ async def wait_idle(running: RunningDaemon, timeout: float = 10.0) -> pb.Stats:
         stats = await wait_until(idle, timeout, "the daemon becoming idle", interval_s=0.05)
     except AssertionError as error:
         raise AssertionError(f"{error}; last stats: {last[0] if last else None}") from None
-    served = running.daemon.servicer.served
+    served = running.daemon.runner.served
     assert served is not None
     backend = served.backend
     assert isinstance(backend, EngineBackend)

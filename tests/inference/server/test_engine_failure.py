@@ -73,7 +73,7 @@ async def test_a_failing_step_ends_every_live_request_with_internal_and_the_daem
 
     stats = await wait_idle(failing)  # no KV block held, the engine's accounting checked
     assert stats.requests_finished == 2
-    served = failing.daemon.servicer.served
+    served = failing.daemon.runner.served
     assert served is not None
     assert served.backend.engine.target.model.failures == 1  # type: ignore[attr-defined]
 

@@ -4,8 +4,7 @@ stops anything."""
 
 from __future__ import annotations
 
-import grpc
-
+from inference.call_status import Failure
 from inference.server.live_requests import LiveRequest, LiveRequests
 
 
@@ -19,7 +18,7 @@ def test_a_newer_completion_of_the_session_stops_the_older() -> None:
     assert table.add(old) == []
     assert table.add(new) == [old]
     assert old.stop_status == (
-        grpc.StatusCode.CANCELLED,
+        Failure.CANCELLED,
         "superseded by request new of the same session 'doc'",
     )
     assert new.stop_status is None
@@ -43,10 +42,10 @@ def test_a_first_stop_reason_wins() -> None:
     table = LiveRequests()
     old = _completion("old", "doc")
     table.add(old)
-    assert table.stop("old", grpc.StatusCode.CANCELLED, "cancelled by a Cancel call") is old
+    assert table.stop("old", Failure.CANCELLED, "cancelled by a Cancel call") is old
     table.add(_completion("new", "doc"))
-    assert old.stop_status == (grpc.StatusCode.CANCELLED, "cancelled by a Cancel call")
-    assert table.stop("unknown", grpc.StatusCode.CANCELLED, "x") is None
+    assert old.stop_status == (Failure.CANCELLED, "cancelled by a Cancel call")
+    assert table.stop("unknown", Failure.CANCELLED, "x") is None
 
 
 def test_a_finished_completion_leaves_no_session_entry() -> None:
@@ -70,7 +69,7 @@ def test_a_completion_stops_its_sessions_prefill_and_a_prefill_only_the_older_pr
     completion = _completion("c1", "doc")
     assert table.add(completion) == [second]
     assert second.stop_status == (
-        grpc.StatusCode.CANCELLED,
+        Failure.CANCELLED,
         "superseded by request c1 of the same session 'doc'",
     )
     third = _prefill("p3", "doc")

@@ -49,7 +49,7 @@ async def tls_daemon(tiny_model_dir: Path, tmp_path: Path) -> AsyncIterator[TlsD
     daemon = GrpcServer(DaemonAddress(host="127.0.0.1", port=0), token=TOKEN, tls=tls)
     bound = await daemon.start()
     face = HttpFace(
-        daemon.servicer, DaemonAddress(host="127.0.0.1", port=0), TOKEN, ssl_context=tls.ssl_context()
+        daemon.runner, DaemonAddress(host="127.0.0.1", port=0), TOKEN, ssl_context=tls.ssl_context()
     )
     http = await face.start()
     settings = ServeSettings(tiny_model_dir, None, "cpu", max_new_tokens=64)

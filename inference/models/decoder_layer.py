@@ -1,4 +1,4 @@
-"""A decoder layer's few-row step as one kernel call: the q4_1 form's fast path for decoding.
+"""The decoder layer, and its few-row step as one kernel call (the q4_1 form's fast path for decoding).
 
 With the q4_1 weights form, a decode step of a Llama-layout layer (fused q|k|v and gate|up, all four
 products in Q4_1 blocks without biases, no q/k norms, no sliding window) runs its norms, products,
@@ -9,15 +9,45 @@ calls a layer). Anything else takes the modules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
+from torch import nn
 
+from inference.layers.attention import KERNEL_MAX_TOKENS, Attention
 from inference.layers.block_linear import FEW_ROWS, Q4_1Linear
+from inference.layers.mlp import SwiGLU
+from inference.layers.norm import RMSNorm
 from inference.layers.paged_kv import AttentionMetadata
+from inference.model_config import ModelConfig
 
-if TYPE_CHECKING:
-    from inference.models.base import DecoderLayer
+
+class DecoderLayer(nn.Module):
+    """Pre-norm block: x + attn(norm(x)), then x + mlp(norm(x))."""
+
+    def __init__(
+        self, config: ModelConfig, layer_idx: int, qkv_bias: bool, o_bias: bool, mlp_bias: bool
+    ) -> None:
+        super().__init__()
+        self.self_attn = Attention(config, layer_idx, qkv_bias=qkv_bias, o_bias=o_bias)
+        self.mlp = SwiGLU(config.hidden_size, config.intermediate_size, bias=mlp_bias)
+        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        # Set with the q4_1 weights form where the layer qualifies: its few-row step in one kernel call.
+        self.fused: FusedDecoderStep | None = None
+
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        cos: torch.Tensor,
+        sin: torch.Tensor,
+        k_cache: torch.Tensor,
+        v_cache: torch.Tensor,
+        meta: AttentionMetadata,
+    ) -> torch.Tensor:
+        """hidden (T, hidden_size) -> (T, hidden_size)."""
+        if self.fused is not None and hidden.shape[0] <= KERNEL_MAX_TOKENS and len(meta.spans) == 1:
+            return self.fused(hidden, cos, sin, k_cache, v_cache, meta)
+        hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
+        return hidden + self.mlp(self.post_attention_layernorm(hidden))
 
 
 class FusedDecoderStep:
