@@ -75,7 +75,7 @@ def cursor_requests(
     ]
 
 
-async def _via_grpc(client: InferenceClient, request: pb.CompleteRequest) -> Timing:
+async def via_grpc(client: InferenceClient, request: pb.CompleteRequest) -> Timing:
     started = time.perf_counter()
     first: float | None = None
     generated = 0
@@ -98,7 +98,7 @@ async def run_level(
     connections = [InferenceClient(address) for _ in range(clients)]
 
     async def one_client(client: InferenceClient, share: list[pb.CompleteRequest]) -> list[Timing]:
-        return [await _via_grpc(client, request) for request in share]
+        return [await via_grpc(client, request) for request in share]
 
     started = time.perf_counter()
     try:
@@ -116,7 +116,7 @@ async def _check_alone(
     # run_level's timings come client by client: client c sent requests[c::clients] in order.
     order = [i for c in range(clients) for i in range(c, len(requests), clients)]
     async with InferenceClient(address) as client:
-        alone = [await _via_grpc(client, requests[i]) for i in order]
+        alone = [await via_grpc(client, requests[i]) for i in order]
     differ = sum(a.text != t.text for a, t in zip(alone, timings, strict=True))
     return f"{clients} clients: {len(order) - differ}/{len(order)} requests gave the text they give alone" + (
         "" if not differ else f" ({differ} DIFFER)"
@@ -177,7 +177,7 @@ def daemon_process(model: Path, kv_cache_mb: int, threads: int | None) -> Iterat
         daemon.stop(timeout_s=60)
 
 
-def _row(label: str, timings: list[Timing], wall: float) -> str:
+def table_row(label: str, timings: list[Timing], wall: float) -> str:
     ttft = [t.first_token_s * 1000 for t in timings]
     latency = [t.total_s * 1000 for t in timings]
     tokens = sum(t.generated for t in timings)
@@ -254,7 +254,7 @@ def main(argv: list[str]) -> int:
                 local, remote = [], []
                 for request in baseline_requests:
                     local.append(await local_engine.complete(request))
-                    remote.append(await _via_grpc(client, request))
+                    remote.append(await via_grpc(client, request))
             await local_engine.served.backend.close()
             rows, checks = [], []
             for level in levels:
@@ -283,7 +283,7 @@ def main(argv: list[str]) -> int:
     header += [("ttft p95 ms", 12), ("latency p50 ms", 15), ("tokens/req", 11), ("tokens/s total", 15)]
     print(" ".join(f"{name:>{width}}" for name, width in header))
     for level, timings, wall in rows:
-        print(_row(str(level), timings, wall))
+        print(table_row(str(level), timings, wall))
     for line in checks:
         print(line)
     mean = statistics.fmean

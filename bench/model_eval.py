@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.held_out import check_model_dir, held_out_percent
 from codedraft.errors import CommandError
 
 _SPECULATION_K = 4
@@ -52,20 +53,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _held_out_percent(args: argparse.Namespace) -> int:
-    if args.held_out_percent is not None:
-        return int(args.held_out_percent)
-    run = args.target.parent / "training_run.json"
-    if run.is_file():
-        return int(json.loads(run.read_text())["recipe"]["held_out_percent"])
-    return 3
-
-
-def _check_model_dir(path: Path, flag: str) -> None:
-    if not (path / "config.json").is_file() or not (path / "tokenizer.json").is_file():
-        raise CommandError(f"{flag} {path}: not a model directory (config.json and tokenizer.json needed)")
-
-
 def _rate(hits: int, total: int) -> float:
     return round(hits / total, 4) if total else math.nan
 
@@ -85,7 +72,7 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
 
     started = time.monotonic()
     root = args.corpus_root or stdlib_root()
-    _, held = split_files(collect_files(root), _held_out_percent(args))
+    _, held = split_files(collect_files(root), held_out_percent(args))
     if not held:
         raise CommandError(f"--corpus-root {root}: no held-out Python files")
     target = TransformersModel(args.target)
@@ -211,7 +198,7 @@ def main(argv: list[str]) -> int:
 
         return cursor_infill.main(argv)
     args = _parser().parse_args(argv)
-    _check_model_dir(args.target, "--target")
+    check_model_dir(args.target, "--target")
     if args.draft is not None and not (args.draft / "config.json").is_file():
         args.draft = None  # the draft is optional: evaluate the target alone
     import torch

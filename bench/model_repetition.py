@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
     import argparse
     import json
 
-    from bench.model_eval import _check_model_dir, _held_out_percent
+    from bench.held_out import check_model_dir, held_out_percent
     from lsp_server.config import CompletionSettings
     from training.corpus import collect_files, split_files, stdlib_root
     from training.infill_cases import function_line_cases, truncate_around
@@ -156,8 +156,8 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     if args.target.suffix != ".gguf":
-        _check_model_dir(args.target, "--target")
-    _, held = split_files(collect_files(args.corpus_root or stdlib_root()), _held_out_percent(args))
+        check_model_dir(args.target, "--target")
+    _, held = split_files(collect_files(args.corpus_root or stdlib_root()), held_out_percent(args))
     model = load_model(args.target, "cpu", dtype=torch.float32)
     tokenizer = model.tokenizer
     # prompts as long as the language server sends (its prefix and suffix budgets), if they fit

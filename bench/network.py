@@ -29,7 +29,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.daemon_speed import Timing, _row, _via_grpc, cursor_requests, run_level
+from bench.daemon_speed import Timing, cursor_requests, run_level, table_row, via_grpc
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.daemon_launcher import codedraft_command
@@ -102,11 +102,11 @@ async def _overheads(
             for path in order:
                 tagged = _tagged(request, f"copy {PATHS.index(path)} of {index}")
                 if path == "grpc":
-                    timings[path].append(await _via_grpc(a, tagged))
+                    timings[path].append(await via_grpc(a, tagged))
                 elif path == "openai-http":
                     timings[path].append(await _via_openai(http, base_url, tagged))
                 else:
-                    timings[path].append(await _via_grpc(b, tagged))
+                    timings[path].append(await via_grpc(b, tagged))
     return timings
 
 
@@ -144,7 +144,7 @@ def _backend_levels(args: argparse.Namespace, folder: Path, front: DaemonAddress
     columns = zip([*header, "tokens/s total"], widths, strict=True)
     print(f"{'path':>11} " + " ".join(f"{h:>{w}}" for h, w in columns))
     for level, label, timings, wall in rows:
-        print(f"{label:>11} {_row(str(level), timings, wall)}")
+        print(f"{label:>11} {table_row(str(level), timings, wall)}")
     if args.versus:
         print("own engine / backend, per level: ttft p50 ratio, tokens/s ratio")
         by = {(level, label): (timings, wall) for level, label, timings, wall in rows}

@@ -55,7 +55,7 @@ class Pair:
         )
 
 
-def _agreement(a: list[int], b: list[int]) -> tuple[int, int]:
+def agreement(a: list[int], b: list[int]) -> tuple[int, int]:
     """Tokens equal up to the first difference, and the length compared."""
     same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     return same, max(len(a), len(b))
@@ -83,7 +83,7 @@ def bench_typing(
             first_cpu[name].append(1000 * results[name].first_token_cpu_s)
             computed[name].append(results[name].evaluated)
         for name in names:
-            same, total = _agreement(results[names[0]].tokens, results[name].tokens)
+            same, total = agreement(results[names[0]].tokens, results[name].tokens)
             agree[name][0] += same
             agree[name][1] += total
     print(

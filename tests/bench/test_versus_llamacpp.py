@@ -12,7 +12,7 @@ from torch import nn
 from bench import llamacpp_runner
 from bench.codedraft_runner import with_weights
 from bench.llamacpp_runner import LlamaCppUnavailable, Timed, ensure_llama_cpp
-from bench.versus_llamacpp import Pair, _agreement
+from bench.versus_llamacpp import Pair, agreement
 from inference.layers.linear import Float16Linear
 from inference.loading import load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
@@ -24,8 +24,8 @@ def test_ratio_rows_say_which_side_wins() -> None:
 
 
 def test_agreement_counts_up_to_the_first_difference() -> None:
-    assert _agreement([1, 2, 3, 4], [1, 2, 9, 4]) == (2, 4)
-    assert _agreement([1, 2], [1, 2, 3]) == (2, 3)
+    assert agreement([1, 2, 3, 4], [1, 2, 9, 4]) == (2, 4)
+    assert agreement([1, 2], [1, 2, 3]) == (2, 3)
 
 
 def test_decode_rate_leaves_out_the_first_token() -> None:

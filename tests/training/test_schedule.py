@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.training.conftest import HELD_OUT_PERCENT
+from tests.fixtures.training_run import HELD_OUT_PERCENT
 from training.schedule import PHASES, main, phase_argv
 
 
