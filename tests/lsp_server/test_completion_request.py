@@ -26,7 +26,9 @@ def test_the_request_carries_the_window_snippets_and_settings() -> None:
         budgets=PromptBudgets(prefix=200, suffix=100000, context=64),
     )
     assert text[:offset].endswith(request.prefix) and request.prefix.endswith("line_0499 = 499\n")
-    assert 0 < len(request.prefix) <= 200 * 3.5
+    # 200 tokens at 3.5 characters hold 43 whole lines of 16 characters; the window's start is then
+    # rounded to a 16-line step: lines 464 to 499
+    assert request.prefix.startswith("line_0464 = 464\n") and len(request.prefix) == 36 * 16
     assert request.suffix == text[offset:].replace("\ud800", "?")  # valid UTF-8 on the wire
     assert (request.session_id, request.path, request.language) == ("file:///a.py", "a.py", "python")
     sent = request.snippets[0]
