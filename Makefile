@@ -35,7 +35,7 @@ run: $(STAMP) compiler
 test: $(STAMP) system-deps lint typecheck pytest ext-test
 
 # The default model is served in its own Q4_1 blocks by kernels compiled on first use; without a
-# compiler the daemon serves float16 weights instead (slower decoding, see the README).
+# compiler the daemon serves float16 weights instead (slower decoding, see docs/benchmarks.md).
 compiler:
 	@command -v g++ >/dev/null 2>&1 || command -v c++ >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \

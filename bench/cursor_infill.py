@@ -269,7 +269,7 @@ def _window(figures: dict[str, Any]) -> str:
 
 
 def report(figures: dict[str, Any]) -> str:
-    """The table the README and the model card show."""
+    """The table docs/benchmarks.md and the model card show."""
     lines = [
         f"single-line infilling at realistic cursors, {figures['model']} "
         f"({figures['fim_template']} prompt, {_window(figures)})",

@@ -121,9 +121,8 @@ class EngineConfig:
     prefill_chunk: int = 1024
     # A prefill request (RequestKind.PREFILL) reads its prompt in chunks this small (at most
     # prefill_chunk). A completion arriving meanwhile stops the pass between two layers (it waits for
-    # one layer of the chunk), and the chunk's work is redone later. On SmolLM2 at 2 threads, 64 rather
-    # than 128 took a prefilled first suggestion from 2.1x to 1.7x the warm one (one layer of 64 rows
-    # is ~4 ms), for ~20 % more time per background token.
+    # one layer of the chunk), and the chunk's work is redone later: smaller chunks make that wait
+    # shorter and cost a little more per background token (figures: docs/benchmarks.md).
     background_prefill_chunk: int = 64
     # End a request whose output loops, keeping the loop's first copy (inference.engine.repetition).
     stop_repetition: bool = True

@@ -1,12 +1,11 @@
 """How long an idle OpenMP worker of torch spins before it sleeps, set before torch loads.
 
 A decode step is a few hundred parallel regions a few microseconds apart. A worker that sleeps
-between them (``OMP_WAIT_POLICY=PASSIVE``) is woken hundreds of times a token: in the daemon,
-SmolLM2-135M decoded at 41 tokens/s on 2 threads that way, against 115 with libgomp's default spin
-(300,000 rounds). A long spin wastes the CPU when other processes hold every core, though: beside two
-busy processes on 2 cores the default spin gave 10-25 tokens/s and PASSIVE 44. A spin of 30,000
-rounds keeps most of the speed (~100 tokens/s) and sleeps soon after a step. A value the user set,
-or an ``OMP_WAIT_POLICY``, wins.
+between them (``OMP_WAIT_POLICY=PASSIVE``) is woken hundreds of times a token, which more than halves
+the daemon's decoding speed; a long spin (libgomp's default, 300,000 rounds) wastes the CPU when other
+processes hold every core. A spin of 30,000 rounds keeps most of the speed and sleeps soon after a
+step (figures: docs/benchmarks.md, "daemon, OpenMP spin"). A value the user set, or an
+``OMP_WAIT_POLICY``, wins.
 
 Only one thread should run torch's parallel work: libgomp gives every thread that starts parallel
 regions its own team, and once the teams' threads outnumber the cores it stops spinning altogether

@@ -22,7 +22,7 @@ No int8-activation form: the maintained int8 and int4 kernels at hand either qua
 activations too, one scale per call (fbgemm's `linear_dynamic`: greedy completions leave float32's
 within a few tokens, and a row's output depends on the other rows of its call, so a cache hit would
 not equal a miss), or are slower than float16 on AVX2 without VNNI (`_weight_int8pack_mm`,
-`_weight_int4pack_mm_for_cpu`, torchao 0.18's int8 weight-only). See the README.
+`_weight_int4pack_mm_for_cpu`, torchao 0.18's int8 weight-only). See docs/benchmarks.md.
 
 The quantized kernels are CPU-only; on other devices only float32 is accepted and the model keeps
 its `nn.Linear`s.
@@ -44,7 +44,7 @@ KERNEL_FORMS = frozenset({"q4_1"})
 OUTPUT_PROJECTION = "lm_head"
 
 # What the daemon serves on the CPU unless told otherwise for a checkpoint q4_1 does not hold exactly
-# (`loading.resolve_weights`), chosen by `codedraft bench versus-llamacpp` (README): float16 keeps greedy
+# (`loading.resolve_weights`), chosen by `codedraft bench versus-llamacpp` (docs/benchmarks.md): float16 keeps greedy
 # output equal to float32's on the replay while reading half the bytes.
 DEFAULT_CPU_WEIGHTS = "float16"
 

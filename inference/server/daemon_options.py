@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "float16 (fbgemm's fp16-weight kernel: half the bytes read per token) or q4_1 (GGUF's 32-weight "
         "blocks, Q4_1 or Q8_0, read by codedraft's own kernels, compiled on first use); activations and "
         "sums stay float32 (default: auto: q4_1 for a GGUF stored in Q4_1 / Q8_0, whose weights it holds "
-        "exactly, else float16; see the README's figures)",
+        "exactly, else float16; see docs/benchmarks.md)",
     )
     group = parser.add_argument_group("remote engine and network")
     group.add_argument(
