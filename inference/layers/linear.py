@@ -44,8 +44,8 @@ KERNEL_FORMS = frozenset({"q4_1"})
 OUTPUT_PROJECTION = "lm_head"
 
 # What the daemon serves on the CPU unless told otherwise for a checkpoint q4_1 does not hold exactly
-# (`loading.resolve_weights`), chosen by `codedraft bench versus-llamacpp` (docs/benchmarks.md): float16 keeps greedy
-# output equal to float32's on the replay while reading half the bytes.
+# (`loading.resolve_weights`), chosen by `codedraft bench versus-llamacpp` (docs/benchmarks.md):
+# float16 keeps greedy output equal to float32's on the replay while reading half the bytes.
 DEFAULT_CPU_WEIGHTS = "float16"
 
 
