@@ -36,7 +36,7 @@ class CursorCase:
 
 def cursor_cases(files: list[Any], count: int, seed: int) -> list[CursorCase]:
     """Cases on random function-body lines, the cursor placed as described in the module docstring."""
-    from training.infill_cases import function_line_cases
+    from bench.infill_cases import function_line_cases
 
     rng = random.Random(seed)
     cases = []
@@ -67,7 +67,7 @@ def cursor_cases(files: list[Any], count: int, seed: int) -> list[CursorCase]:
 
 def corpus_root(name: str) -> Path:
     """Where the corpus ``name`` (one of CORPORA) lives on this machine."""
-    from training.corpus import stdlib_root
+    from bench.corpus import stdlib_root
 
     if name == "stdlib":
         return stdlib_root()
@@ -78,7 +78,7 @@ def corpus_root(name: str) -> Path:
 
 def corpus_cases(name: str, count: int, seed: int) -> tuple[int, list[CursorCase]]:
     """The number of held-out files of corpus ``name``, and ``count`` cases drawn from them."""
-    from training.corpus import collect_files, split_files
+    from bench.corpus import collect_files, split_files
 
     _, held = split_files(collect_files(corpus_root(name)), HELD_OUT_PERCENT)
     return len(held), cursor_cases(held, count, seed)

@@ -129,11 +129,11 @@ async def _score_case(
     tally: InfillTally,
 ) -> None:
     """One case through the editor's path, added to ``tally``."""
+    from bench.infill_cases import parses_cleanly
     from lsp_server.completion.postprocess.context import CursorContext
     from lsp_server.completion.postprocess.pipeline import postprocess
     from lsp_server.completion.request import complete_request
     from lsp_server.completion.trigger import suppression_reason
-    from training.infill_cases import parses_cleanly
 
     context = CursorContext(case.prefix, case.suffix, "python")
     typed = case.line[: len(case.line) - len(case.middle)]
@@ -175,7 +175,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="codedraft bench model --model PATH", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
-        "--model", type=Path, required=True, help="model folder (Hugging Face layout) or file"
+        "--model",
+        type=Path,
+        default=None,
+        help="model folder (Hugging Face layout) or GGUF file (default: the model `codedraft daemon` serves)",
     )
     parser.add_argument("--cases", type=int, default=100, help="cursor cases per corpus")
     parser.add_argument(
@@ -219,10 +222,6 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     from inference.config import EngineConfig
     from inference.loading import ModelLoadError
 
-    try:  # the training package comes with a source checkout
-        import training.corpus  # noqa: F401
-    except ImportError as exc:
-        raise CommandError(f"bench model runs from a source checkout: {exc}") from exc
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
     unknown = sorted(set(corpora) - set(CORPORA))
     if unknown:
@@ -303,6 +302,10 @@ def report(figures: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     """Run the evaluation and print its table; exit code 0."""
     args = _parser().parse_args(argv)
+    if args.model is None:
+        from inference.default_model import default_model
+
+        args.model = default_model().target
     if not args.model.exists():
         raise CommandError(f"--model {args.model}: no such file or folder")
     figures = evaluate(args)

@@ -1,6 +1,6 @@
 """Repetition loops on the model evaluation's own cases, through the project engine.
 
-``codedraft bench model --repetition`` decodes every infilling case as the language server asks for
+``python -m training.evaluate --repetition`` decodes every infilling case as the language server asks for
 a suggestion (the model's own FIM prompt, greedy, the completion settings' ``max_tokens``, several
 lines allowed) on two engines side by side in one run: one that stops a looping output (the daemon's
 default) and one that does not. Reported: the share of suggestions the daemon cut for repetition, the
@@ -92,7 +92,7 @@ def repetition_figures(
 
 
 def report_line(figures: dict[str, Any]) -> str:
-    """One line for ``bench model``'s report."""
+    """One line for ``training.evaluate``'s report."""
     f = figures
     return (
         f"repetition on {f['repetition_cases']} suggestions ({f['repetition_max_tokens']} tokens max): "
@@ -131,14 +131,14 @@ def _run(engine: LLMEngine, requests: list[Request]) -> dict[str, _Finished]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m bench.model_repetition``: these figures alone, on the cases ``bench model`` draws."""
+    """``python -m bench.model_repetition``: these figures alone, on the cases ``training.evaluate`` draws."""
     import argparse
     import json
 
+    from bench.corpus import collect_files, split_files, stdlib_root
     from bench.held_out import check_model_dir, held_out_percent
+    from bench.infill_cases import function_line_cases, truncate_around
     from lsp_server.config import CompletionSettings
-    from training.corpus import collect_files, split_files, stdlib_root
-    from training.infill_cases import function_line_cases, truncate_around
 
     parser = argparse.ArgumentParser(
         prog="python -m bench.model_repetition", description=__doc__.split("\n")[0]
@@ -146,7 +146,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--target", type=Path, required=True, help="model directory or GGUF file")
     parser.add_argument("--corpus-root", type=Path, default=None, help="corpus the model was trained on")
     parser.add_argument("--held-out-percent", type=int, default=None, help="default: the training run's")
-    parser.add_argument("--cases", type=int, default=200, help="infilling cases (as bench model draws them)")
+    parser.add_argument(
+        "--cases", type=int, default=200, help="infilling cases (as training.evaluate draws them)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
     parser.add_argument(
         "--max-tokens", type=int, default=CompletionSettings().max_tokens, help="per suggestion"

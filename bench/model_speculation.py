@@ -1,6 +1,6 @@
 """Speculative decoding on real models, through the project engine, modes side by side in one run.
 
-* `speculation_figures`: the single-line infilling prompts of ``codedraft bench model`` with the
+* `speculation_figures`: the single-line infilling prompts of ``python -m training.evaluate`` with the
   target and its draft: plain decoding against draft speculation (and ``auto``), greedy, each
   completion ending at the template's end tokens or at the end of its line, as the evaluation scores
   it. Reported: tokens/s ratio, acceptance and whether the outputs are identical.

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
-from pathlib import Path
 
 HELP = (
     "run a benchmark: engine, daemon, index, lsp, first-suggestion, network, model or versus-llamacpp "
@@ -22,7 +20,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "the first suggestion after opening a file and moving the cursor: prefill off, on, warm",
     ),
     "network": ("bench.network", "OpenAI face and remote-engine overhead over gRPC; a remote engine"),
-    "model": ("bench.model_eval", "the default model's evaluation, or any model's with --model PATH"),
+    "model": (
+        "bench.cursor_infill",
+        "suggestions at held-out cursors as the editor asks, the served model's or --model PATH's",
+    ),
     "versus-llamacpp": (
         "bench.versus_llamacpp",
         "codedraft against llama.cpp on one GGUF file, side by side",
@@ -36,16 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the benchmark")
 
 
-def _source_checkout_on_path() -> None:
-    """`bench model` imports `training/`, which a source checkout holds beside `bench/` but the
-    installed package leaves out (an editable install maps only the packages it ships)."""
-    root = Path(__file__).resolve().parent.parent
-    if (root / "training").is_dir() and str(root) not in sys.path:
-        sys.path.append(str(root))
-
-
 def run(args: argparse.Namespace) -> int:
     module_name, _ = BENCHMARKS[args.name]
-    _source_checkout_on_path()
     module = importlib.import_module(module_name)
     return int(module.main(list(args.args)))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from tokenizers import Tokenizer
 
-from training.corpus import SourceFile
+from bench.corpus import SourceFile
 from training.example_text import CODEDRAFT_FIM, EOS, fim_training_text, plain_training_text
 from training.rename_examples import function_sources, rename_training_text
 

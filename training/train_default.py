@@ -21,7 +21,7 @@ import torch
 from tokenizers import Tokenizer
 from transformers import LlamaForCausalLM
 
-from training.corpus import SourceFile, collect_files, split_files, stdlib_root
+from bench.corpus import SourceFile, collect_files, split_files, stdlib_root
 from training.example_text import EOS
 from training.examples import ExampleStream, plain_rows
 from training.export import build_model, llama_config, parameter_count, save_fp16

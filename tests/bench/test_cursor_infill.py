@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bench import cursor_cases, cursor_infill
+from bench.corpus import SourceFile
 from tests.fixtures.tiny_models import make_tiny_checkpoint
-from training.corpus import SourceFile
 
 SOURCE = """import os
 

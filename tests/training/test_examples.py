@@ -10,7 +10,7 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
-from training.corpus import SourceFile, collect_files, is_held_out, split_files
+from bench.corpus import SourceFile, collect_files, is_held_out, split_files
 from training.examples import ExampleMix, ExampleStream, plain_rows, split_for_fim
 
 TEXT = "import os\n\n\ndef f(x):\n    y = x + 1\n    return y\n\n\nclass C:\n    pass\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.model_eval import main
 from codedraft.errors import CommandError
+from training.evaluate import main
 
 
 def test_model_eval_runs_on_tiny_models(

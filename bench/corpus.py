@@ -1,4 +1,6 @@
-"""The training corpus: Python source files of the local standard library, split by path hash."""
+"""The corpora the model benchmarks and the training recipe share: Python source files of the local
+standard library (or any root), split by path hash into trained-on and held-out files, so every
+benchmark scores only files the embedded models were not trained on."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from training.corpus import collect_files
+from bench.corpus import collect_files
+from bench.infill_cases import function_line_cases, parses_cleanly, truncate_around
 from training.greedy import tokens_per_target_pass
-from training.infill_cases import function_line_cases, parses_cleanly, truncate_around
 
 
 def test_cases_hide_one_whole_function_line(tiny_corpus: Path) -> None:

@@ -1,7 +1,8 @@
-"""Evaluation of the default model pair: ``codedraft bench model [--target DIR] [--draft DIR] ...``.
+"""The evaluation of the embedded model pair on its held-out split: ``python -m training.evaluate``.
 
-``codedraft bench model --model PATH`` scores any model instead, on single-line infilling at
-realistic cursors with token healing on and off (``bench/cursor_infill.py``).
+It scores the recipe's own checkpoints the way their training sees them (Hugging Face transformers,
+a dev dependency), not as codedraft serves them: ``codedraft bench model`` scores any model, this
+pair included, through the served path (``bench/cursor_infill.py``).
 
 Measured in one run on held-out files of the training corpus (the split of the training recipe):
 * perplexity per token of target and draft on whole held-out files;
@@ -32,7 +33,7 @@ _SPECULATION_K = 4
 def _parser() -> argparse.ArgumentParser:
     from inference.defaults import default_draft_model_dir, default_model_dir
 
-    parser = argparse.ArgumentParser(prog="codedraft bench model", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("--target", type=Path, default=default_model_dir(), help="target model directory")
     parser.add_argument("--draft", type=Path, default=default_draft_model_dir(), help="draft model directory")
     parser.add_argument("--corpus-root", type=Path, default=None, help="corpus the models were trained on")
@@ -63,12 +64,12 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     from inference.tokenizer import Tokenizer
 
     try:  # the training package and transformers come with a source checkout and the dev extra
-        from training.corpus import collect_files, split_files, stdlib_root
+        from bench.corpus import collect_files, split_files, stdlib_root
+        from bench.infill_cases import function_line_cases, parses_cleanly, truncate_around
         from training.examples import plain_rows
         from training.greedy import TransformersModel, tokens_per_target_pass
-        from training.infill_cases import function_line_cases, parses_cleanly, truncate_around
     except ImportError as exc:
-        raise CommandError(f"bench model runs from a source checkout with the dev extra: {exc}") from exc
+        raise CommandError(f"the evaluation needs the dev extra (transformers): {exc}") from exc
 
     started = time.monotonic()
     root = args.corpus_root or stdlib_root()
@@ -193,10 +194,6 @@ def _report(figures: dict[str, Any]) -> str:
 
 def main(argv: list[str]) -> int:
     """Run the evaluation and print its figures; exit code 0."""
-    if any(arg == "--model" or arg.startswith("--model=") for arg in argv):
-        from bench import cursor_infill
-
-        return cursor_infill.main(argv)
     args = _parser().parse_args(argv)
     check_model_dir(args.target, "--target")
     if args.draft is not None and not (args.draft / "config.json").is_file():
@@ -209,3 +206,9 @@ def main(argv: list[str]) -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

@@ -15,7 +15,7 @@ from functools import cache
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
-from training.corpus import SourceFile
+from bench.corpus import SourceFile
 
 
 @dataclass(frozen=True)
