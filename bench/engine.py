@@ -17,7 +17,6 @@ both see the same machine noise. The prompts of the workloads are built in `benc
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -213,7 +212,7 @@ def make_engine(
 
 
 def load_pair(args: argparse.Namespace) -> tuple[LoadedModel, LoadedModel | None, str]:
-    """The target and draft models (or tiny random ones) and a line saying which."""
+    """The target and draft models and a line saying which."""
     if args.draft is None:  # the default pair's draft goes with the default target only
         args.draft = default_draft_model_dir() if args.model == default_model_dir() else None
     if args.draft is None and args.model.exists():
@@ -221,17 +220,7 @@ def load_pair(args: argparse.Namespace) -> tuple[LoadedModel, LoadedModel | None
     if args.model.is_dir() and args.draft is not None and args.draft.is_dir():
         note = f"{args.model} + draft {args.draft}"
         return load_model(args.model, args.device), load_model(args.draft, args.device), note
-    try:
-        from tests.fixtures.tiny_models import make_tiny_checkpoint  # needs a checkout and transformers
-    except ImportError as exc:
-        raise SystemExit(f"no model at {args.model} and no tiny test checkpoint available: {exc}") from None
-
-    note = "TINY RANDOM checkpoints (models/codedraft-base not found): output is noise, ratios are mechanical"
-    with tempfile.TemporaryDirectory(prefix="codedraft-bench-") as tmp:  # weights are in memory once loaded
-        root = Path(tmp)
-        for name, seed in (("target", 0), ("draft", 1)):
-            make_tiny_checkpoint(root / name, "llama", seed=seed, max_position_embeddings=4096)
-        return load_model(root / "target", args.device), load_model(root / "draft", args.device), note
+    raise SystemExit(f"no model at {args.model}: pass --model PATH (a folder or a GGUF file)")
 
 
 def main(argv: list[str]) -> int:
