@@ -56,11 +56,6 @@ class HealedPrompt:
     removed: bytes = b""
     removed_tokens: int = 0
 
-    @property
-    def removed_text(self) -> str:
-        """The removed bytes as text (they end at the cursor, so they are whole characters)."""
-        return self.removed.decode("utf-8", errors="replace")
-
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
     n = 0

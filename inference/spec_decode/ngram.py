@@ -51,12 +51,6 @@ def longest_match(token_ids: Sequence[int], k: int, ngram_max: int, ngram_min: i
     return Continuation(tokens[follow : follow + k].tolist(), best_len)
 
 
-def find_continuation(token_ids: Sequence[int], k: int, ngram_max: int, ngram_min: int) -> list[int]:
-    """The tokens of `longest_match`, or [] when nothing matches."""
-    found = longest_match(token_ids, k, ngram_max, ngram_min)
-    return found.tokens if found is not None else []
-
-
 class PromptLookupProposer:
     """n-gram proposer over the prompt and the output so far (stateless)."""
 

@@ -61,7 +61,7 @@ def _brute_force_reference(path: Path, target: LoadedModel, healed: HealedPrompt
     removed text must end where the tokenizer ends one in the removed text followed by a probe."""
     model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     tokenizer = target.tokenizer
-    removed = healed.removed_text
+    removed = healed.removed.decode()
     blank_end = removed.endswith((" ", "\t"))
     ends = set()
     for probe in PROBES:
@@ -109,8 +109,8 @@ def test_greedy_with_healing_equals_a_brute_force_reference(target: LoadedModel,
     assert finished.token_ids == expected
     full = target.tokenizer.decode(expected)
     # The output reproduces the removed text, and the stream shows only what comes after the cursor.
-    assert full.startswith(healed.removed_text)
-    assert finished.text == full[len(healed.removed_text) :]
+    assert full.startswith(healed.removed.decode())
+    assert finished.text == full[len(healed.removed.decode()) :]
 
 
 def test_after_blanks_the_constraint_bars_one_more_blank(target: LoadedModel) -> None:
@@ -231,7 +231,7 @@ def test_sampled_output_with_healing_reproduces_the_removed_text(target: LoadedM
         request = _request(healed, f"s{seed}", SpecMode.NGRAM, temperature=1.5, seed=seed, ignore_eos=True)
         ids, text = _outputs(target, [request])[f"s{seed}"]
         full = target.tokenizer.decode(ids)
-        assert full.startswith(healed.removed_text) and text == full[len(healed.removed_text) :]
+        assert full.startswith(healed.removed.decode()) and text == full[len(healed.removed.decode()) :]
 
 
 @pytest.fixture(autouse=True)

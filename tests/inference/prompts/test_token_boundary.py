@@ -21,7 +21,7 @@ def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Tokenizer:
 
 def _healed(tokenizer: Tokenizer, prompt: str) -> tuple[list[int], str]:
     healed = heal_prompt(tokenizer, tokenizer.encode(prompt))
-    return healed.token_ids, healed.removed_text
+    return healed.token_ids, healed.removed.decode()
 
 
 @pytest.mark.parametrize(

@@ -9,20 +9,25 @@ import torch
 from inference.config import SamplingParams, SpeculationConfig
 from inference.spec_decode.acceptance import AcceptanceStats, ShadowRound, expected_tokens
 from inference.spec_decode.controller import SpeculationController
-from inference.spec_decode.ngram import PromptLookupProposer, find_continuation, longest_match
+from inference.spec_decode.ngram import PromptLookupProposer, longest_match
 from inference.spec_decode.proposer import Proposal
 from inference.spec_decode.round_costs import PLAIN, RoundCosts
 from inference.spec_decode.verify import verify_greedy, verify_sampled
 
 
+def _continuation(token_ids: list[int], k: int, ngram_max: int, ngram_min: int) -> list[int]:
+    found = longest_match(token_ids, k, ngram_max, ngram_min)
+    return found.tokens if found is not None else []
+
+
 def test_prompt_lookup_prefers_longest_then_latest_match() -> None:
     tokens = [1, 2, 3, 9, 9, 2, 3, 7, 8, 5, 1, 2, 3]
     # Tail [1, 2, 3] occurs at 0 -> continues with 9, 9; the 2-gram [2, 3] also occurs later (at 5).
-    assert find_continuation(tokens, 2, ngram_max=3, ngram_min=2) == [9, 9]
-    assert find_continuation(tokens, 4, ngram_max=2, ngram_min=2) == [7, 8, 5, 1]
-    assert find_continuation([4, 5, 6], 3, 3, 1) == []
-    assert find_continuation([5], 3, 3, 1) == []
-    assert find_continuation([5, 6, 5], 3, 3, 1) == [6, 5]  # truncated at the end of history
+    assert _continuation(tokens, 2, ngram_max=3, ngram_min=2) == [9, 9]
+    assert _continuation(tokens, 4, ngram_max=2, ngram_min=2) == [7, 8, 5, 1]
+    assert _continuation([4, 5, 6], 3, 3, 1) == []
+    assert _continuation([5], 3, 3, 1) == []
+    assert _continuation([5, 6, 5], 3, 3, 1) == [6, 5]  # truncated at the end of history
     proposer = PromptLookupProposer(3, 2)
     gen = torch.Generator()
     assert proposer.propose("s", [1, 2, 1, 2], 3, SamplingParams(), gen) is not None
