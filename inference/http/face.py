@@ -19,6 +19,7 @@ from aiohttp import web
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.call_status import CallFailed
+from inference.defaults import DEFAULT_MAX_REQUEST_BYTES
 from inference.http.openai_replies import ReplyShape, finish_reason, infill_event
 from inference.http.openai_requests import (
     FaceRequest,
@@ -28,7 +29,6 @@ from inference.http.openai_requests import (
     infill_request,
 )
 from inference.server.address import DaemonAddress
-from inference.server.app import DEFAULT_MAX_REQUEST_BYTES
 from inference.server.auth import BearerToken
 from inference.server.listen import ListenError
 from inference.server.request_runner import RequestRunner
