@@ -182,8 +182,11 @@ def test_healing_off_and_on_differ_in_what_the_model_is_shown(target: LoadedMode
     prompt = CURSORS[1]
     healed = _healed(target, prompt)
     plain = Request("plain", prompt=prompt, sampling=SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True))
+    shown = target.tokenizer.encode(prompt)
+    assert healed.token_ids == shown[: len(healed.token_ids)] and len(healed.token_ids) < len(shown)
     results = _outputs(target, [plain, _request(healed, "healed", ignore_eos=True)])
-    assert results["healed"][0][:1] != results["plain"][0][:1] or results["healed"][1] != results["plain"][1]
+    assert results["healed"][0][0] != results["plain"][0][0]
+    assert results["healed"][1] != results["plain"][1]
 
 
 @pytest.mark.parametrize("prompt", CURSORS)
