@@ -31,8 +31,8 @@ def with_weights(loaded: LoadedModel, weights: str) -> LoadedModel:
 class CodedraftRunner:
     """Greedy generation through one LLMEngine with the prefix cache, one request at a time."""
 
-    def __init__(self, loaded: LoadedModel, kv_cache_mb: float) -> None:
-        config = EngineConfig(kv_cache_mb=kv_cache_mb, max_step_tokens=4096, prefill_chunk=4096)
+    def __init__(self, loaded: LoadedModel) -> None:
+        config = EngineConfig(max_step_tokens=4096, prefill_chunk=4096)
         self.engine = LLMEngine.from_loaded(loaded, config, None)
         # Cold prompts run on an engine without the prefix cache, so nothing of them is reused.
         config.enable_prefix_cache = False

@@ -230,7 +230,7 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     torch.manual_seed(args.seed)
     settings = ServeSettings(args.model, None, args.device, max_new_tokens=args.max_new_tokens + 16)
     try:
-        served = load_served_model(settings, EngineConfig(kv_cache_mb=256.0))
+        served = load_served_model(settings, EngineConfig())
     except ModelLoadError as error:
         raise CommandError(f"--model {args.model}: {error}") from None
     figures: dict[str, Any] = {

@@ -32,7 +32,7 @@ from pathlib import Path
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.daemon_launcher import PrivateDaemon
-from inference.defaults import REPO_ROOT, default_model_dir
+from inference.defaults import DEFAULT_KV_CACHE_MB, REPO_ROOT, default_model_dir
 from inference.openmp import set_openmp_spin
 from inference.server.address import DaemonAddress
 
@@ -215,7 +215,12 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="send each request of the concurrent levels again alone and compare its text",
     )
-    parser.add_argument("--kv-cache-mb", type=int, default=256, help="KV pool of both engines (default: 256)")
+    parser.add_argument(
+        "--kv-cache-mb",
+        type=int,
+        default=DEFAULT_KV_CACHE_MB,
+        help=f"KV pool of both engines (default: {DEFAULT_KV_CACHE_MB})",
+    )
     parser.add_argument(
         "--threads",
         type=int,

@@ -38,7 +38,7 @@ def speculation_figures(
     """Draft speculation versus plain decoding on ``prompts`` (FIM prompts, special tokens as text)."""
     target = load_model(target_dir, "cpu", dtype=torch.float32)
     draft = load_model(draft_dir, "cpu", dtype=torch.float32)
-    engine = LLMEngine.from_loaded(target, EngineConfig(kv_cache_mb=256.0), draft)
+    engine = LLMEngine.from_loaded(target, EngineConfig(), draft)
     sampling = SamplingParams(
         max_tokens=max_tokens, stop=("\n",), stop_token_ids=tuple(target.fim.stop_token_ids)
     )
@@ -58,7 +58,7 @@ def refactor_figures(model: Path, prompts: int, rounds: int) -> dict[str, Any]:
     """Modes off, ngram and auto on `prompts` rename refactors, each run `rounds` times per mode."""
     loaded = load_model(model, "cpu", dtype=torch.float32)
     cases = refactor_prompts(loaded, loaded.config.max_position_embeddings, prompts, _prefer_40_to_60_lines)
-    config = EngineConfig(kv_cache_mb=256.0, max_step_tokens=4096, prefill_chunk=4096)
+    config = EngineConfig(max_step_tokens=4096, prefill_chunk=4096)
     engine = LLMEngine.from_loaded(loaded, config)
     seconds = {m: 0.0 for m in _MODES}
     tokens = {m: 0 for m in _MODES}

@@ -227,7 +227,7 @@ def main(argv: list[str]) -> int:
         theirs = LlamaCppRunner(str(gguf), n_ctx=loaded.config.max_position_embeddings, threads=threads)
     except LlamaCppUnavailable as error:
         parser.error(str(error))
-    ours = {form: CodedraftRunner(model, kv_cache_mb=256.0) for form, model in served.items()}
+    ours = {form: CodedraftRunner(model) for form, model in served.items()}
     probe = "def fibonacci(n):\n    return n"
     if theirs.tokenize(probe) != loaded.tokenizer.encode(probe):
         print("note: llama.cpp tokenizes differently; both are fed codedraft's token ids")

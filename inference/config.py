@@ -103,7 +103,7 @@ class SpeculationConfig:
 class EngineConfig:
     """Settings of one engine (one target model, optionally one draft model).
 
-    `kv_cache_mb` sizes the target's preallocated KV pool (`num_kv_blocks` overrides it, for tests);
+    `kv_cache_mb` sizes the target's preallocated KV pool (`num_kv_blocks`, when set, sizes it in blocks);
     the draft model gets `draft_kv_cache_mb`. A step computes at most `max_step_tokens` prompt tokens
     across requests (completions first), and one prompt at most `prefill_chunk` tokens per step, so a
     long prompt cannot stall the others.

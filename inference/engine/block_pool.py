@@ -38,17 +38,6 @@ def hash_block(parent: BlockHash, token_ids: Sequence[int]) -> BlockHash:
     return digest.digest()
 
 
-def hash_prefix_blocks(
-    token_ids: Sequence[int], block_size: int, parent: BlockHash = ROOT_HASH
-) -> list[BlockHash]:
-    """Chained hashes of every full block of `token_ids`, in order."""
-    hashes: list[BlockHash] = []
-    for start in range(0, len(token_ids) - block_size + 1, block_size):
-        parent = hash_block(parent, token_ids[start : start + block_size])
-        hashes.append(parent)
-    return hashes
-
-
 class KVBlock:
     """Bookkeeping for one physical block."""
 
@@ -90,11 +79,6 @@ class BlockPool:
     def num_free(self) -> int:
         """Blocks that can be allocated now (cached ones included: they are evicted on demand)."""
         return len(self._free)
-
-    @property
-    def num_cached(self) -> int:
-        """Blocks indexed by prefix hash, referenced or not."""
-        return len(self._index)
 
     @property
     def num_cached_idle(self) -> int:

@@ -4,7 +4,8 @@ q4_1 weights form, as `torch.ops.codedraft_cpu`.
 The source is compiled on first use with the system's C++ compiler (`$CXX`, else `c++`) against the
 installed torch, for this CPU (`-march=native`), into `~/.cache/codedraft/kernels` (or
 `$CODEDRAFT_KERNEL_CACHE`), named by a hash of everything that shapes the binary, so later
-processes load it at once. About 15 s of compiling once per machine and torch version.
+processes load it at once: the compile is paid once per machine and torch version (figures:
+docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What a decode round costs on this machine, measured by the engine: the price speculation must beat.
 
-A speculative round that verifies n rows costs more than a plain step (on a CPU, 2-3x for a small
-model: a matrix product with a few rows is slower than a matrix-vector product), and prompt lookup or a
-draft model adds its proposing time. The engine records the wall time of every round by kind (`plain`
-or the proposer's name) and rows verified; the controller asks for the ratio to a plain step.
+A speculative round that verifies n rows costs more than a plain step (on a CPU a multiple of it
+for a small model: a matrix product with a few rows is slower than a matrix-vector product), and
+prompt lookup or a draft model adds its proposing time (figures: docs/benchmarks.md). The engine
+records the wall time of every round by kind (`plain` or the proposer's name) and rows verified; the
+controller asks for the ratio to a plain step.
 
 Machine noise only ever slows a round down, and a shared machine is noisy in bursts, so each cost is
 a low quantile of the recent samples, not a mean; plain steps are re-measured now and then so the

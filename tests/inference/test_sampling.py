@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
 import torch
 
 from inference.config import SamplingParams
@@ -23,7 +26,10 @@ def test_temperature_sharpens() -> None:
     logits = torch.tensor([[1.0, 0.0]])
     hot = token_probabilities(logits, SamplingParams(temperature=2.0))[0, 0]
     cold = token_probabilities(logits, SamplingParams(temperature=0.5))[0, 0]
-    assert cold > hot > 0.5
+    # Two tokens whose logits differ by 1: the first has probability 1 / (1 + exp(-1 / temperature)).
+    assert float(hot) == pytest.approx(1 / (1 + math.exp(-0.5)))
+    assert float(cold) == pytest.approx(1 / (1 + math.exp(-2.0)))
+    assert cold > hot
 
 
 def test_seeded_sampling_is_reproducible() -> None:

@@ -88,7 +88,7 @@ def run_all(engine: LLMEngine, requests: list[Request], max_steps: int = 10_000)
     """Add the requests, step until none is left, check the block invariants after every step.
 
     Results of requests added earlier show up too, under their ids; each holds the logits rows its
-    tokens were chosen from (from the runner's observer), those of the steps run here."""
+    tokens were chosen from (see `observe_logits`), those of the steps run here."""
     logits: dict[str, list[torch.Tensor]] = {}
     observe_logits(engine, lambda request_id, row: logits.setdefault(request_id, []).append(row))
     for request in requests:

@@ -6,18 +6,29 @@ from collections import Counter
 
 import pytest
 
-from inference.engine.block_pool import BlockPool, hash_block, hash_prefix_blocks
+from inference.engine.block_pool import ROOT_HASH, BlockPool, hash_block
 from inference.engine.errors import ResourceExhaustedError
 from inference.engine.kv_cache import KVCacheManager
 
 
+def _cached(pool: BlockPool) -> int:
+    """Blocks indexed by prefix hash (`check_invariants` holds the index and the blocks' hashes equal)."""
+    return sum(block.block_hash is not None for block in pool.blocks)
+
+
 def test_chained_hash_depends_on_the_whole_prefix() -> None:
-    a = hash_prefix_blocks([1, 2, 3, 4, 5, 6], 2)
-    b = hash_prefix_blocks([9, 2, 3, 4, 5, 6], 2)
-    assert len(a) == 3
-    assert a[1] != b[1]  # same block [3, 4], different parent
-    assert a[0] == hash_block(b"", [1, 2])
-    assert hash_prefix_blocks([1, 2, 3], 2) == a[:1]  # partial blocks are not hashed
+    first = hash_block(ROOT_HASH, [1, 2])
+    assert first == hash_block(b"", [1, 2])
+    second = hash_block(first, [3, 4])
+    assert second != hash_block(hash_block(ROOT_HASH, [9, 2]), [3, 4])  # same block [3, 4], different parent
+    kv = KVCacheManager(num_blocks=4, block_size=2)
+    tokens = [1, 2, 3, 4, 5, 6, 7]
+    kv.allocate_sequence("s", tokens)
+    kv.commit("s", tokens, 7)
+    assert _cached(kv.pool) == 3  # the partial block [7] is not hashed
+    assert kv.pool.lookup(first) == 0
+    assert kv.pool.lookup(second) == 1
+    assert kv.pool.lookup(hash_block(second, [5, 6])) == 2
 
 
 def test_allocate_release_and_lru_order() -> None:
@@ -28,7 +39,7 @@ def test_allocate_release_and_lru_order() -> None:
     pool.register(1, b"h1")
     pool.release(reversed(first))  # tail first: block 1 becomes the first to evict among cached ones
     pool.check_invariants(Counter())
-    assert pool.num_cached == pool.num_cached_idle == 2
+    assert _cached(pool) == pool.num_cached_idle == 2
     taken = pool.allocate(3)
     assert taken == [2, 3, 1]  # never-cached blocks first, then the LRU cached one (the tail)
     assert pool.lookup(b"h1") is None and pool.lookup(b"h0") == 0
@@ -107,7 +118,7 @@ def test_growth_truncate_and_commit_after_rollback() -> None:
     assert kv.block_table("s") == [0, 1]
     tokens += [6, 7]
     kv.commit("s", tokens, 7)
-    assert kv.pool.num_cached == 1
+    assert _cached(kv.pool) == 1
     with pytest.raises(ValueError, match="committed"):
         kv.truncate("s", 3)
     kv.free("s")
@@ -121,10 +132,10 @@ def test_full_pool_evicts_then_fails_without_leaking() -> None:
     kv.allocate_sequence("old", old)
     kv.commit("old", old, 5)
     kv.free("old")
-    assert kv.pool.num_cached == 2
+    assert _cached(kv.pool) == 2
     # Needs all 4 blocks: both cached blocks are evicted.
     assert kv.allocate_sequence("new", [9, 9, 9, 9, 9, 9, 9]) == 0
-    assert kv.pool.num_cached == 0
+    assert _cached(kv.pool) == 0
     with pytest.raises(ResourceExhaustedError, match="KV cache full"):
         kv.allocate_sequence("big", [1, 2, 3])
     assert "big" not in kv
@@ -217,5 +228,5 @@ def test_a_partial_hit_copies_the_longest_matching_sibling() -> None:
         kv.free(seq_id)
     # Evicting a sibling forgets it as a child too.
     kv.pool.allocate(kv.pool.num_free)
-    assert kv.pool.num_cached == 0
+    assert _cached(kv.pool) == 0
     kv.pool.check_invariants(Counter(range(12)))

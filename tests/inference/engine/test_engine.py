@@ -167,7 +167,7 @@ def test_full_pool_preempts_then_fails_only_what_cannot_fit(model: LoadedModel) 
     res = run_all(engine, requests[1:])
     res["hog"].token_ids[:0] = early
     # The generation gave its blocks to the completion, recomputed later, and still decoded exactly.
-    assert res["hog"].metrics.preemptions >= 1
+    assert res["hog"].metrics.preemptions == 1
     assert engine.stats().preemptions == sum(r.metrics.preemptions for r in res.values())  # GetStats
     for name in ("hog", "small"):
         assert res[name].reason == FinishReason.LENGTH
@@ -188,7 +188,7 @@ def test_completion_takes_blocks_from_a_running_generation(model: LoadedModel) -
     engine = make_engine(model, num_blocks=13)
     engine.add_request(gen)
     early = [t for _ in range(2) for out in engine.step() for t in out.token_ids]
-    assert engine.kv.pool.num_free < 6
+    assert engine.kv.pool.num_free == 5  # too few for the completion's 6
     engine.add_request(comp)
     first = {out.request_id: out for out in engine.step()}
     assert first["comp"].token_ids  # admitted and answered at once: the generation gave way

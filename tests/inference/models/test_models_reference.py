@@ -98,7 +98,8 @@ def test_logits_and_greedy_match_transformers(checkpoints: dict[str, Path], vari
     short = loaded.tokenizer.encode("def fill(text, width=70):\n    return ")
     long = loaded.tokenizer.encode(LONG_PROMPT)
     # Short prompts take the grouped-query decode path of the attention, long ones the prefill path.
-    assert 8 < len(short) <= GROUPED_QUERY_MAX_TOKENS < len(long)
+    assert (len(short), len(long)) == (14, 62)
+    assert len(short) <= GROUPED_QUERY_MAX_TOKENS < len(long)
     for prompt in (short, long):
         ours = paged_logits(loaded, prompt)
         with torch.inference_mode():

@@ -61,7 +61,8 @@ def test_greedy_speculation_equals_plain_decoding(
         accepted = sum(r.metrics.spec_accepted for r in results.values())
         passes = sum(r.metrics.target_forward_passes for r in results.values())
         generated = sum(r.metrics.generated_tokens for r in results.values())
-        assert proposed > 0 and 0 <= accepted <= proposed, mode
+        assert proposed > 0, mode
+        assert accepted <= proposed, mode  # counts depend on measured round costs: no exact values
         if mode == SpecMode.DRAFT and draft_name == "same":
             assert accepted == proposed  # identical weights: every proposal is the target's argmax
             assert passes < generated
