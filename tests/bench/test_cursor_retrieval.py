@@ -1,4 +1,4 @@
-"""`codedraft bench model --model PATH` (indexing on by default): the snippets the server would retrieve."""
+"""`codedraft bench model [--model PATH]` (indexing on by default): the snippets the server would retrieve."""
 
 from __future__ import annotations
 
