@@ -269,3 +269,8 @@ def test_a_model_that_cannot_load_is_one_clear_line(tmp_path: Path, short_dir: P
 def test_positions_count_lines_as_editors_do(line: int, column: int | None, before: str) -> None:
     text = "ab\x0ccd\nef\r\ngh\n"
     assert split_at(text, FilePosition(Path("x.py"), line, column)) == (before, text[len(before) :])
+
+
+def test_columns_count_code_points_not_bytes_nor_utf16_units() -> None:
+    text = "x = '😀é'\n"  # the emoji: 4 bytes in UTF-8, 2 UTF-16 units, 1 code point
+    assert split_at(text, FilePosition(Path("x.py"), 1, 7)) == ("x = '😀", "é'\n")
