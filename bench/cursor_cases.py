@@ -1,4 +1,4 @@
-"""The cases of ``codedraft bench model --model PATH``: cursors in held-out files of two corpora.
+"""The cases of ``codedraft bench model [--model PATH]``: cursors in held-out files of two corpora.
 
 Cases come from held-out files (the training recipe's path-hash split) of two corpora: the standard
 library, and the Python source of numpy, a dependency of codedraft and so present wherever it is

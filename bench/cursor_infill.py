@@ -1,4 +1,4 @@
-"""Any model on single-line infilling at realistic cursors: ``codedraft bench model --model PATH``.
+"""Any model on single-line infilling at realistic cursors: ``codedraft bench model [--model PATH]``.
 
 The cases (cursors in held-out files of the standard library and of numpy) are drawn in
 ``bench/cursor_cases.py``. Each is asked as the editor would ask it, through the product's code paths:
@@ -171,9 +171,7 @@ async def _score_case(
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="codedraft bench model --model PATH", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="codedraft bench model", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--model",
         type=Path,
@@ -305,7 +303,10 @@ def main(argv: list[str]) -> int:
     if args.model is None:
         from inference.default_model import default_model
 
-        args.model = default_model().target
+        try:
+            args.model = default_model().target
+        except ValueError as error:
+            raise CommandError(str(error)) from None
     if not args.model.exists():
         raise CommandError(f"--model {args.model}: no such file or folder")
     figures = evaluate(args)

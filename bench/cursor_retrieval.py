@@ -1,4 +1,4 @@
-"""Retrieved snippets for ``codedraft bench model --model PATH`` (on by default; ``--no-index``: off):
+"""Retrieved snippets for ``codedraft bench model [--model PATH]`` (on by default; ``--no-index``: off):
 the corpus indexed as the language server indexes a workspace, and at each cursor the snippets its
 request would carry.
 

@@ -1,4 +1,4 @@
-"""The running figures of one corpus of ``codedraft bench model --model PATH``, readable after any
+"""The running figures of one corpus of ``codedraft bench model [--model PATH]``, readable after any
 case, so that a run cut short still leaves its figures (``--json`` is rewritten every 10 cases)."""
 
 from __future__ import annotations

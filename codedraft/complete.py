@@ -34,7 +34,13 @@ HELP = (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("position", type=file_position, metavar="FILE:LINE:COL", help="where to complete")
+    parser.add_argument(
+        "position",
+        type=file_position,
+        metavar="FILE:LINE:COL",
+        help="where to complete: LINE and COL from 1, COL in Unicode characters (code points, not bytes "
+        "nor the UTF-16 units of LSP positions); FILE:LINE alone: the end of the line",
+    )
     parser.add_argument("--json", action="store_true", help="print the completion and its figures as JSON")
     parser.add_argument(
         "--max-tokens",

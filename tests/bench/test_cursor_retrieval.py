@@ -1,4 +1,4 @@
-"""`codedraft bench model --model PATH` (indexing on by default): the snippets the server would retrieve."""
+"""`codedraft bench model [--model PATH]` (indexing on by default): the snippets the server would retrieve."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ def test_snippets_come_from_the_indexed_corpus_and_never_hold_the_hidden_line(tm
         assert retrieval.snippets(case, 0) == []
         # The file on disk is indexed again once the case is done.
         assert retrieval.index.store.file_language("walk.py") is not None
-    assert any(s.path == "paths.py" and "def list_dirs" in s.text for s in snippets)
+    assert [(s.path, s.start_line, s.end_line) for s in snippets] == [("paths.py", 3, 5)]
+    assert snippets[0].text.startswith("def list_dirs(top, names):\n")
     assert all('"walked"' not in s.text for s in snippets)
     assert not (corpus / ".codedraft").exists()  # the corpus itself is left as it was

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 from pathlib import Path
+
+import pytest
 
 from indexer.gitignore import IgnoreRules, is_ignored, parse_rules
 from indexer.skipping import (
@@ -89,21 +93,40 @@ def test_content_reasons() -> None:
     assert content_skip_reason(b"x = 1\n" * 1000, policy) is None
 
 
-def test_the_command_line_and_the_language_server_skip_the_same_files(tmp_path: Path) -> None:
+def test_the_command_line_and_the_language_server_skip_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Both write one index: their defaults and units give one byte limit, so a file between the
-    old limits (600 KB: kept by one, dropped by the other) is treated alike."""
-    import argparse
-
+    old limits (600 KB: kept by one, dropped by the other) is treated alike by each one's own path."""
     from codedraft import index as index_command
+    from indexer.store import IndexStore
     from lsp_server.config import IndexSettings
+    from lsp_server.indexing import start_index
+    from lsp_server.status import StatusReporter
 
     parser = argparse.ArgumentParser()
     index_command.configure(parser)
-    cli_kib = parser.parse_args([str(tmp_path)]).max_file_kb
-    assert cli_kib == IndexSettings().max_file_kb == DEFAULT_MAX_FILE_KIB == 1024
-    assert max_file_bytes(cli_kib) == SkipPolicy().max_file_bytes == 1_048_576
-    (tmp_path / "big.py").write_text("x = 1\n" * 100_000)  # 600,000 bytes
-    (tmp_path / "huge.py").write_text("x = 1\n" * 200_000)  # 1,200,000 bytes
-    limit = SkipPolicy(max_file_bytes=max_file_bytes(cli_kib))
-    kept = [f.relative_path for f in walk_workspace(tmp_path, limit).files]
-    assert kept == ["big.py"]
+    assert parser.parse_args(["."]).max_file_kb == IndexSettings().max_file_kb == DEFAULT_MAX_FILE_KIB == 1024
+    assert max_file_bytes(DEFAULT_MAX_FILE_KIB) == SkipPolicy().max_file_bytes == 1_048_576
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "big.py").write_text("x = 1\n" * 100_000)  # 600,000 bytes
+    (root / "huge.py").write_text("x = 1\n" * 200_000)  # 1,200,000 bytes
+
+    cli_db = tmp_path / "cli.sqlite"
+    assert index_command.run(parser.parse_args([str(root), "--db", str(cli_db), "--quiet"])) == 0
+    store = IndexStore(cli_db, root)
+    try:
+        cli_files = sorted(store.file_states())
+    finally:
+        store.close()
+
+    monkeypatch.setenv("CODEDRAFT_INDEX_DIR", str(tmp_path / "ls-index"))
+    status = StatusReporter(lambda method, params: None, lambda text: None)
+    index = asyncio.run(start_index(IndexSettings(), status, root))
+    assert index is not None, status.status
+    try:
+        ls_files = sorted(index.store.file_states())
+    finally:
+        index.close()
+    assert cli_files == ls_files == ["big.py"]

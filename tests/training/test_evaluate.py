@@ -1,4 +1,4 @@
-"""`codedraft bench model` on the tiny run's models: real generation, every figure present."""
+"""`python -m training.evaluate` on the tiny run's models: real generation, every figure present."""
 
 from __future__ import annotations
 
@@ -36,11 +36,16 @@ def test_model_eval_runs_on_tiny_models(
     assert main(argv) == 0
     figures = json.loads(out.read_text())
     assert figures["repetition_cases"] == 4 and figures["repetition_stopped_is_prefix"] is True
-    assert 0 <= figures["repetition_cut_share"] <= 1 and figures["repetition_tokens_saved"] >= 0
+    assert figures["repetition_tokens_saved"] == (
+        figures["repetition_tokens_generated_without_stop"] - figures["repetition_tokens_generated_with_stop"]
+    )
+    assert 0 <= figures["repetition_cut_share"] <= 1  # a share of what this model writes
     assert figures["cases"] == 4
     assert figures["perplexity_tokens"] == 2 * 63
     assert figures["target_perplexity"] > 1 and figures["draft_perplexity"] > 1
-    assert 0 <= figures["exact_match_empty"] <= 1 and 0 <= figures["draft_greedy_agreement"] <= 1
+    # An empty line matches exactly the blank cases.
+    assert figures["exact_match_empty"] == (figures["cases"] - figures["non_blank_cases"]) / figures["cases"]
+    assert 0 <= figures["draft_greedy_agreement"] <= 1  # a share of what this model writes
     assert not math.isnan(figures["tokens_per_target_pass_k4"])
     # Draft speculation through the project engine on the same prompts: greedy, so output identical.
     assert figures["spec_cases"] == 4 and figures["spec_outputs_identical"] is True

@@ -25,15 +25,18 @@ def test_sizes_and_shared_tokenizer() -> None:
     assert (BASE / "tokenizer.json").read_bytes() == (DRAFT / "tokenizer.json").read_bytes()
 
 
-@pytest.mark.parametrize("model_dir", [BASE, DRAFT], ids=["base", "draft"])
-def test_loads_and_completes_a_line(model_dir: Path) -> None:
+@pytest.mark.parametrize(
+    ("model_dir", "line"),
+    [(BASE, '        """\n       '), (DRAFT, "    def __init__(self, *args):\n   ")],
+    ids=["base", "draft"],
+)
+def test_loads_and_completes_a_line(model_dir: Path, line: str) -> None:
     torch.set_num_threads(1)
     model = TransformersModel(model_dir)
     template = fim_template_for(Tokenizer.from_dir(model_dir))
     prompt = template.build("import os\n\n\ndef home():\n", "\n", path="pkg/paths.py", spm=True)
     ids = model.complete_line(prompt, max_new_tokens=24)
-    assert 1 <= len(ids) <= 24
-    assert isinstance(model.decode(ids), str)
+    assert model.decode(ids) == line  # greedy: the shipped weights' one line
 
 
 def test_project_engine_model_matches_transformers() -> None:
