@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from indexer.positions import utf16_column, utf16_length
-from lsp_server.completion.syntax import encode, parse
+from lsp_server.completion.syntax import MAX_PARSE_CHARS, encode, parse
 from lsp_server.next_edit.index_references import references_elsewhere
 from lsp_server.next_edit.symbol_scope import (
     binding_scope,
@@ -98,6 +98,8 @@ def propose_renames(
     """The same rename at the symbol's other occurrences: in ``path`` from the edited one onwards
     (then wrapping to the file's start), then, for a module-level name, the references the index
     knows in files that import it. Empty when the edit was no rename."""
+    if max(len(before), len(after)) > MAX_PARSE_CHARS:  # too long to parse on a keystroke, as for completions
+        return []
     old_bytes, new_bytes = encode(before), encode(after)
     old_tree, new_tree = parse(spec, old_bytes), parse(spec, new_bytes)
     rename = detect_rename(old_tree, new_tree, old_bytes, new_bytes)
@@ -139,6 +141,8 @@ def call_sites_after_signature_change(
 ) -> list[JumpTarget]:
     """When the edit changed only a function's parameter list: the calls of that function, in
     ``path`` (in order) then in other files through the index. Empty for any other edit."""
+    if max(len(before), len(after)) > MAX_PARSE_CHARS:  # too long to parse on a keystroke, as for completions
+        return []
     old_bytes, new_bytes = encode(before), encode(after)
     new_tree = parse(spec, new_bytes)
     start, _, new_end = changed_span(old_bytes, new_bytes)

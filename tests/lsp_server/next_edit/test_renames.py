@@ -114,3 +114,8 @@ def test_a_module_level_rename_reaches_the_files_that_import_it(tmp_path: Path) 
 def test_only_a_parameter_list_change_points_at_call_sites() -> None:
     assert call_sites_after_signature_change(PY, "geo.py", GEO, GEO.replace("LIMIT = 10", "LIMIT = 1")) == []
     assert call_sites_after_signature_change(PY, "geo.py", GEO, GEO.replace("width * height", "height")) == []
+
+
+def test_a_document_too_long_to_parse_proposes_nothing() -> None:
+    long = "x = 1\n" * 70_000 + GEO  # over the 400,000 characters completions parse
+    assert propose_renames(PY, "geo.py", long, long.replace("def area(width,", "def area(w,")) == []
