@@ -1,0 +1,63 @@
+"""Next edits from any other instruct model: the model's chat template, a system instruction, and
+one user message laid out from stable to volatile (related code, recent edits as unified diffs, then
+the region with the cursor marked). The reply's first fenced code block is the rewritten region."""
+
+from __future__ import annotations
+
+import re
+
+from inference.prompts.chat import ChatTemplate
+from inference.prompts.next_edit.inputs import NextEditInput, with_region_end, without_final_newline
+
+CURSOR = "<|cursor|>"
+INSTRUCTION = (
+    "You predict a programmer's next edit. You are given related code, their recent edits as unified "
+    "diffs, and a region of the file they are editing with their cursor marked <|cursor|>. Rewrite the "
+    "region with the edit they will make next: continue the change their recent edits started. Answer "
+    "with the whole rewritten region in one ``` code block, without the cursor mark, and nothing else. "
+    "If no edit is needed, repeat the region unchanged."
+)
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
+
+
+class ChatInstructionFormat:
+    """The next-edit request as a chat with an instruction, rendered by the model's template."""
+
+    name: str = "chat"
+
+    def __init__(self, template: ChatTemplate, stop_texts: tuple[str, ...] = ()) -> None:
+        self.template = template
+        self.stop_texts = stop_texts
+
+    def render(self, request: NextEditInput) -> str:
+        """System instruction, then the user message; the prompt ends with the assistant's opener."""
+        messages = [
+            {"role": "system", "content": INSTRUCTION},
+            {"role": "user", "content": self.user_message(request)},
+        ]
+        return self.template.render(messages, add_generation_prompt=True)
+
+    def user_message(self, request: NextEditInput) -> str:
+        """Related code, recent edits, then the region, each under a heading."""
+        parts = []
+        if request.snippets:
+            parts.append(
+                "Related code:\n\n" + "\n".join(_fenced(text, path) for path, text in request.snippets)
+            )
+        if any(edit.diff for edit in request.history):
+            diffs = "\n".join(_fenced(edit.diff, "diff") for edit in request.history if edit.diff)
+            parts.append("Recent edits, oldest first:\n\n" + diffs)
+        region = request.region[: request.cursor] + CURSOR + request.region[request.cursor :]
+        parts.append(f"The region of {request.path} to rewrite:\n\n" + _fenced(region, ""))
+        return "\n".join(parts)
+
+    def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
+        """The first fenced block of the reply, cursor marks removed; None without a closed one."""
+        match = _FENCE.search(reply)
+        if match is None:
+            return None
+        return with_region_end(without_final_newline(match.group(1).replace(CURSOR, "")), request.region)
+
+
+def _fenced(text: str, info: str) -> str:
+    return f"```{info}\n{without_final_newline(text)}\n```\n"
