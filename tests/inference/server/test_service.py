@@ -122,7 +122,8 @@ async def test_model_info_describes_the_served_model(running: RunningDaemon) -> 
     # the reply limits' one owner (inference/reply_limits.py), as the language server reads them
     assert (info.default_completion_tokens, info.reply_reserve_limit) == (128, 256)
     tokenizer = Tokenizer.from_dir(Path(info.model.path))
-    assert info.chars_per_token == pytest.approx(len(CODE_SAMPLE) / len(tokenizer.encode(CODE_SAMPLE)))
+    measured = len(CODE_SAMPLE) / len(tokenizer.encode(CODE_SAMPLE))
+    assert info.chars_per_token == pb.ModelInfo(chars_per_token=measured).chars_per_token  # as float32
 
 
 async def test_model_info_says_whether_the_template_takes_tools(tmp_path: Path, short_dir: Path) -> None:
