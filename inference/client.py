@@ -34,6 +34,8 @@ from inference.server.tls import client_root_certificates
 COMPLETE_TIMEOUT_S = 30.0
 GENERATE_TIMEOUT_S = 600.0
 UNARY_TIMEOUT_S = 10.0
+# Above any daemon's request limit (ModelInfo.max_request_bytes, `--max-request-mb`): the daemon, not
+# the client, refuses a request that is too large, and says which limit it passed.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

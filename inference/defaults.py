@@ -24,6 +24,10 @@ def megabytes(count: float) -> int:
     return int(count * 1024 * 1024)
 
 
+DEFAULT_MAX_REQUEST_BYTES = megabytes(DEFAULT_MAX_REQUEST_MB)
+"""`DEFAULT_MAX_REQUEST_MB` in bytes: what the gRPC and HTTP listeners accept unless told otherwise."""
+
+
 def models_dir() -> Path:
     """The folder holding the embedded models: ``$CODEDRAFT_MODELS_DIR`` or ``models/`` of this checkout."""
     override = os.environ.get("CODEDRAFT_MODELS_DIR")

@@ -2,7 +2,8 @@
 runner that the gRPC face uses too (same checks, prompt building, cancel-previous, counters, KV reuse).
 
 Same rules as the gRPC listener: a bearer token on every call when the daemon has one, TLS when
-given a certificate, and no plain-text listener off loopback (the daemon checks before starting).
+given a certificate, and no plain-text listener off loopback (`listen.check_tcp_security`, which the
+gRPC listener and the command line call too).
 A client that closes its connection cancels the handler (``handler_cancellation``), which stops the
 request in the engine exactly as a cancelled gRPC call does.
 """
@@ -19,6 +20,7 @@ from aiohttp import web
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.call_status import CallFailed
+from inference.defaults import DEFAULT_MAX_REQUEST_BYTES
 from inference.http.openai_replies import ReplyShape, finish_reason, infill_event
 from inference.http.openai_requests import (
     FaceRequest,
@@ -28,9 +30,8 @@ from inference.http.openai_requests import (
     infill_request,
 )
 from inference.server.address import DaemonAddress
-from inference.server.app import DEFAULT_MAX_REQUEST_BYTES
 from inference.server.auth import BearerToken
-from inference.server.listen import ListenError
+from inference.server.listen import ListenError, check_tcp_security
 from inference.server.request_runner import RequestRunner
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ class HttpFace:
             raise ListenError(f"--http needs tcp:HOST:PORT, got {address}")
         self.runner = runner
         self.address = address
+        self.token = token
         self.ssl_context = ssl_context
         self.app = web.Application(middlewares=[_token_check(token)], client_max_size=max_request_bytes)
         self.app.add_routes(
@@ -144,6 +146,7 @@ class HttpFace:
 
     async def start(self) -> DaemonAddress:
         """Listen; returns the bound address (port 0 resolved)."""
+        check_tcp_security(self.address, self.token, self.ssl_context is not None)
         runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, self.address.host, self.address.port, ssl_context=self.ssl_context)

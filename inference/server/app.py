@@ -20,7 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from inference.backends.served_model import ServedModel
-from inference.defaults import DEFAULT_DRAIN_SECONDS, DEFAULT_MAX_REQUEST_MB, megabytes
+from inference.defaults import DEFAULT_DRAIN_SECONDS, DEFAULT_MAX_REQUEST_BYTES
 from inference.server.address import DaemonAddress
 from inference.server.auth import TokenAuthInterceptor
 from inference.server.listen import ListenError, UnixSocketClaim, check_tcp_security
@@ -30,7 +30,6 @@ from inference.server.tls import ServerTls
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_REQUEST_BYTES = megabytes(DEFAULT_MAX_REQUEST_MB)
 _SERVING = health_pb2.HealthCheckResponse.SERVING
 _NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 

@@ -149,7 +149,6 @@ class RequestRunner:
         outcome = CallOutcome()
         try:
             try:
-                prepared.sampling.validate()
                 fitted, clamped_to = await asyncio.to_thread(prepared.fit)
             except (RequestError, ValueError) as bad:
                 outcome.ended = True

@@ -12,6 +12,10 @@ import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
+from inference.http.face import HttpFace
+from inference.server.address import DaemonAddress
+from inference.server.listen import ListenError
+from inference.server.request_runner import RequestRunner
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon
 from tests.inference.server.helpers import wait_idle
 
@@ -112,8 +116,8 @@ async def test_closing_the_stream_aborts_the_request(endless_faced: FacedDaemon)
     ("body", "message"),
     [
         ({"n": 2}, "'n' must be 1"),
-        ({"max_tokens": 0}, "'max_tokens' must be at least 1, got 0"),
-        ({"max_tokens": -5}, "'max_tokens' must be at least 1, got -5"),
+        ({"max_tokens": 0}, "sampling.max_tokens must be at least 1, got 0"),
+        ({"max_tokens": -5}, "sampling.max_tokens must be at least 1, got -5"),
         ({"temperature": -1}, "sampling.temperature must be a finite number >= 0 (0 is greedy), got -1"),
         ({"top_p": 1.5}, "sampling.top_p must be in (0, 1], got 1.5"),
     ],
@@ -129,6 +133,53 @@ async def test_a_bad_request_gets_400_with_a_message(faced: FacedDaemon, body: d
             assert reply.status == 400
             assert "not JSON" in (await reply.json())["error"]["message"]
     assert (await faced.client.stats()).requests_active == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        (
+            "/chat/completions",
+            {"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": -1},
+            "sampling.max_tokens must be at least 1, got -1",
+        ),
+        (
+            "/chat/completions",
+            {"messages": [{"role": "user", "content": "hi"}], "top_p": 1.5},
+            "sampling.top_p must be in (0, 1], got 1.5",
+        ),
+        (
+            "/infill",
+            {"input_prefix": "x = ", "n_predict": 0},
+            "sampling.max_tokens must be at least 1, got 0",
+        ),
+        (
+            "/infill",
+            {"input_prefix": "x = ", "temperature": -0.5},
+            "sampling.temperature must be a finite number >= 0 (0 is greedy), got -0.5",
+        ),
+    ],
+)
+async def test_every_face_rejects_bad_sampling_with_the_validators_message(
+    faced: FacedDaemon, path: str, body: dict, message: str
+) -> None:
+    url = f"{faced.base_url}{path}" if path.startswith("/chat") else faced.base_url.removesuffix("/v1") + path
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, json=body) as reply:
+            assert reply.status == 400
+            assert await reply.json() == {
+                "error": {"message": message, "type": "invalid_request_error", "code": 400}
+            }
+    assert (await faced.client.stats()).requests_total == 0
+
+
+async def test_off_loopback_the_face_needs_tls_and_a_token() -> None:
+    face = HttpFace(RequestRunner(), DaemonAddress(host="0.0.0.0", port=0), token="s3cret-token")
+    with pytest.raises(ListenError, match=r"refusing to listen on tcp:0\.0\.0\.0:0 without TLS"):
+        await face.start()
+    face = HttpFace(RequestRunner(), DaemonAddress(host="0.0.0.0", port=0))
+    with pytest.raises(ListenError, match="without --token-file"):
+        await face.start()
 
 
 def _llama_vscode_infill(stream: bool) -> dict:
