@@ -30,7 +30,7 @@ from inference.http.openai_requests import (
     infill_request,
 )
 from inference.server.address import DaemonAddress
-from inference.server.auth import BearerToken
+from inference.server.bearer_token import BearerToken
 from inference.server.listen import ListenError, check_tcp_security
 from inference.server.request_runner import RequestRunner
 
@@ -234,16 +234,31 @@ class HttpFace:
                 shown.append(shape.usage_event(chunk.figures))
             return shown
 
+        def whole(text: str, last: Any) -> dict[str, Any]:
+            return shape.whole(text, finish_reason(last), last.figures)
+
+        return await self._reply(request, face, whole, events, "[DONE]")
+
+    async def _reply(
+        self,
+        request: web.Request,
+        face: FaceRequest,
+        whole: Callable[[str, Any], dict[str, Any]],
+        events: Events,
+        done: str | None,
+    ) -> web.StreamResponse:
+        """Runs ``face``'s request and answers with one JSON object (``whole`` of the text and the last
+        chunk) or, when it asked to stream, server-sent ``events``; a refused call is an error reply."""
         chunks = self._chunks(face.proto)
         try:
             try:
                 first = await anext(chunks)
                 if not face.stream:
                     text, last = await _collected(first, chunks)
-                    return web.json_response(shape.whole(text, finish_reason(last), last.figures))
+                    return web.json_response(whole(text, last))
             except CallFailed as failed:
                 return failure_reply(failed)
-            return await _stream_events(request, first, chunks, events, "[DONE]")
+            return await _stream_events(request, first, chunks, events, done)
         finally:
             await chunks.aclose()
 
@@ -257,15 +272,7 @@ class HttpFace:
         def events(chunk: Any, first: bool) -> list[dict[str, Any]]:
             return [infill_event(chunk.text_delta, model, chunk if chunk.done else None)]
 
-        chunks = self._chunks(face.proto)
-        try:
-            try:
-                first = await anext(chunks)
-                if not face.stream:
-                    text, last = await _collected(first, chunks)
-                    return web.json_response(infill_event(text, model, last))
-            except CallFailed as failed:
-                return failure_reply(failed)
-            return await _stream_events(request, first, chunks, events, None)
-        finally:
-            await chunks.aclose()
+        def whole(text: str, last: Any) -> dict[str, Any]:
+            return infill_event(text, model, last)
+
+        return await self._reply(request, face, whole, events, None)

@@ -20,7 +20,7 @@ from inference.engine.sequence import Request, RequestOutput
 from inference.loading import load_model
 from inference.models.base import CausalLM
 from inference.server.address import DaemonAddress
-from inference.server.app import GrpcServer
+from inference.server.grpc_server import GrpcServer
 from tests.fixtures.waiting import wait_until
 
 SMALL_POOL_BLOCKS = 64
