@@ -16,6 +16,7 @@ from inference.http.face import HttpFace
 from inference.server.address import DaemonAddress
 from inference.server.listen import ListenError
 from inference.server.request_runner import RequestRunner
+from inference.tokenizer import Tokenizer
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon
 from tests.inference.server.helpers import wait_idle
 
@@ -36,7 +37,7 @@ async def test_models_lists_the_served_model(faced: FacedDaemon) -> None:
     assert [m.id for m in models.data] == ["tiny-base"]
 
 
-async def test_completions_match_grpc_streamed_and_not(faced: FacedDaemon) -> None:
+async def test_completions_match_grpc_streamed_and_not(faced: FacedDaemon, tiny_model_dir: Path) -> None:
     expected = await _grpc_generate(
         faced, pb.GenerateRequest(prompt=PROMPT, sampling=pb.SamplingParams(max_tokens=12))
     )
@@ -64,7 +65,8 @@ async def test_completions_match_grpc_streamed_and_not(faced: FacedDaemon) -> No
     assert whole.usage is not None and whole.usage.completion_tokens == 12
     assert len(usages) == 1 and usages[0].completion_tokens == 12
     # The second identical prompt reuses the first's K/V, all but its last token.
-    assert whole.usage.prompt_tokens == usages[0].prompt_tokens > 0
+    prompt_tokens = len(Tokenizer.from_dir(tiny_model_dir).encode(PROMPT))
+    assert whole.usage.prompt_tokens == usages[0].prompt_tokens == prompt_tokens
     assert usages[0].prompt_tokens_details is not None
     assert usages[0].prompt_tokens_details.cached_tokens == usages[0].prompt_tokens - 1
 
@@ -228,7 +230,8 @@ async def test_infill_in_llama_vscode_shape_matches_grpc_complete(faced: FacedDa
             ]
     assert whole["content"] == expected and whole["stop"] is True
     assert whole["tokens_predicted"] == 9 and whole["timings"]["predicted_n"] == 9
-    assert whole["tokens_cached"] > 0  # the gRPC call before it left the same prompt in the cache
+    # The gRPC call before it left the same prompt in the cache: all but its last token are reused.
+    assert whole["tokens_cached"] == whole["tokens_evaluated"] - 1
     assert "".join(e["content"] for e in events) == expected
     assert [e["stop"] for e in events][-1] is True and not any(e["stop"] for e in events[:-1])
 
