@@ -199,7 +199,7 @@ async def _serve(
     # Torch and the engine load only here, after the flags were checked.
     from inference.http.face import HttpFace
     from inference.loading import ModelLoadError
-    from inference.server.app import GrpcServer
+    from inference.server.grpc_server import GrpcServer
     from inference.server.listen import ListenError
 
     if args.threads is not None:

@@ -29,11 +29,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.server.address import DaemonAddress, parse_address
+from inference.server.bearer_token import AUTH_METADATA_KEY, bearer_credentials
 from inference.server.tls import client_root_certificates
 
 COMPLETE_TIMEOUT_S = 30.0
 GENERATE_TIMEOUT_S = 600.0
 UNARY_TIMEOUT_S = 10.0
+# Above any daemon's request limit (ModelInfo.max_request_bytes, `--max-request-mb`): the daemon, not
+# the client, refuses a request that is too large, and says which limit it passed.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 _CHANNEL_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -102,7 +105,9 @@ class InferenceClient:
         self.address = parse_address(address) if isinstance(address, str) else address
         self._wait = wait_for_ready
         self.last_transport_error = ""
-        self._metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {token}"),) if token else ()
+        self._metadata: tuple[tuple[str, str], ...] = (
+            ((AUTH_METADATA_KEY, bearer_credentials(token)),) if token else ()
+        )
         target = self.address.grpc_target()
         if tls or tls_ca is not None:
             roots = client_root_certificates(Path(tls_ca) if tls_ca is not None else None)

@@ -25,7 +25,7 @@ def megabytes(count: float) -> int:
 
 
 DEFAULT_MAX_REQUEST_BYTES = megabytes(DEFAULT_MAX_REQUEST_MB)
-"""The largest request message in bytes, for servers built without the command line."""
+"""`DEFAULT_MAX_REQUEST_MB` in bytes: what the gRPC and HTTP listeners accept unless told otherwise."""
 
 
 def models_dir() -> Path:

@@ -54,7 +54,8 @@ def describe(loaded: LoadedModel) -> pb.ModelDescription:
 def load_served_model(settings: ServeSettings, engine_config: EngineConfig | None = None) -> ServedModel:
     """Load the target (and draft) model, build the engine around them, and describe them.
 
-    `engine_config` overrides the engine settings derived from `settings` (tests use small pools).
+    `engine_config` replaces the engine settings derived from `settings` (a pool of a given number of
+    blocks, other step sizes).
     """
     target = load_model(settings.model_dir, settings.device, weights=settings.weights)
     draft = (

@@ -2,7 +2,8 @@
 runner that the gRPC face uses too (same checks, prompt building, cancel-previous, counters, KV reuse).
 
 Same rules as the gRPC listener: a bearer token on every call when the daemon has one, TLS when
-given a certificate, and no plain-text listener off loopback (the daemon checks before starting).
+given a certificate, and no plain-text listener off loopback (`listen.check_tcp_security`, which the
+gRPC listener and the command line call too).
 A client that closes its connection cancels the handler (``handler_cancellation``), which stops the
 request in the engine exactly as a cancelled gRPC call does.
 """
@@ -29,8 +30,8 @@ from inference.http.openai_requests import (
     infill_request,
 )
 from inference.server.address import DaemonAddress
-from inference.server.auth import BearerToken
-from inference.server.listen import ListenError
+from inference.server.bearer_token import BearerToken
+from inference.server.listen import ListenError, check_tcp_security
 from inference.server.request_runner import RequestRunner
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ class HttpFace:
             raise ListenError(f"--http needs tcp:HOST:PORT, got {address}")
         self.runner = runner
         self.address = address
+        self.token = token
         self.ssl_context = ssl_context
         self.app = web.Application(middlewares=[_token_check(token)], client_max_size=max_request_bytes)
         self.app.add_routes(
@@ -144,6 +146,7 @@ class HttpFace:
 
     async def start(self) -> DaemonAddress:
         """Listen; returns the bound address (port 0 resolved)."""
+        check_tcp_security(self.address, self.token, self.ssl_context is not None)
         runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
         await runner.setup()
         site = web.TCPSite(runner, self.address.host, self.address.port, ssl_context=self.ssl_context)
@@ -231,16 +234,31 @@ class HttpFace:
                 shown.append(shape.usage_event(chunk.figures))
             return shown
 
+        def whole(text: str, last: Any) -> dict[str, Any]:
+            return shape.whole(text, finish_reason(last), last.figures)
+
+        return await self._reply(request, face, whole, events, "[DONE]")
+
+    async def _reply(
+        self,
+        request: web.Request,
+        face: FaceRequest,
+        whole: Callable[[str, Any], dict[str, Any]],
+        events: Events,
+        done: str | None,
+    ) -> web.StreamResponse:
+        """Runs ``face``'s request and answers with one JSON object (``whole`` of the text and the last
+        chunk) or, when it asked to stream, server-sent ``events``; a refused call is an error reply."""
         chunks = self._chunks(face.proto)
         try:
             try:
                 first = await anext(chunks)
                 if not face.stream:
                     text, last = await _collected(first, chunks)
-                    return web.json_response(shape.whole(text, finish_reason(last), last.figures))
+                    return web.json_response(whole(text, last))
             except CallFailed as failed:
                 return failure_reply(failed)
-            return await _stream_events(request, first, chunks, events, "[DONE]")
+            return await _stream_events(request, first, chunks, events, done)
         finally:
             await chunks.aclose()
 
@@ -254,15 +272,7 @@ class HttpFace:
         def events(chunk: Any, first: bool) -> list[dict[str, Any]]:
             return [infill_event(chunk.text_delta, model, chunk if chunk.done else None)]
 
-        chunks = self._chunks(face.proto)
-        try:
-            try:
-                first = await anext(chunks)
-                if not face.stream:
-                    text, last = await _collected(first, chunks)
-                    return web.json_response(infill_event(text, model, last))
-            except CallFailed as failed:
-                return failure_reply(failed)
-            return await _stream_events(request, first, chunks, events, None)
-        finally:
-            await chunks.aclose()
+        def whole(text: str, last: Any) -> dict[str, Any]:
+            return infill_event(text, model, last)
+
+        return await self._reply(request, face, whole, events, None)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.config import SamplingParams
+from inference.server import validation
 from inference.server.live_requests import request_id_for
 
 
@@ -47,21 +49,26 @@ def _number(body: dict[str, Any], name: str, kind: type, minimum: float | None =
 
 
 def _sampling(body: dict[str, Any], *token_fields: str) -> pb.SamplingParams:
-    sampling = pb.SamplingParams()
-    # Ranges are checked once, by the servicer's validation (SamplingParams.validate); here only what
-    # the wire's types cannot hold (a negative count or seed).
+    """The body's sampling fields, their ranges checked by the one validator every face uses
+    (`validation.check_sampling`): here, because the proto cannot hold a negative max_tokens."""
+    given: dict[str, Any] = {}
     if (temperature := _number(body, "temperature", float)) is not None:
-        sampling.temperature = temperature
-    if (top_p := _number(body, "top_p", float)) is not None:
-        sampling.top_p = top_p
-    if (seed := _number(body, "seed", int, 0)) is not None:
-        sampling.seed = seed
+        given["temperature"] = temperature
+    if (top_p := _number(body, "top_p", float)) is not None and top_p != 0:  # 0: unset, as on gRPC
+        given["top_p"] = top_p
     for name in token_fields:
         if name == "n_predict" and isinstance(body.get(name), int) and body[name] < 0:
             continue  # llama.cpp's -1: no limit of its own, so the daemon's default applies
-        if (tokens := _number(body, name, int, 1)) is not None:
-            sampling.max_tokens = tokens
+        if (tokens := _number(body, name, int)) is not None:
+            given["max_tokens"] = tokens
             break
+    try:
+        validation.check_sampling(SamplingParams(**given))
+    except validation.RequestError as error:
+        raise FaceRequestError(str(error)) from None
+    sampling = pb.SamplingParams(**given)
+    if (seed := _number(body, "seed", int, 0)) is not None:  # a uint64 on the wire
+        sampling.seed = seed
     stop = body.get("stop")
     if isinstance(stop, str):
         stop = [stop]

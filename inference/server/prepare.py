@@ -89,10 +89,10 @@ class PreparedRequest:
 def _settings(
     request: Any, default_tokens: int, served: ServedModel
 ) -> tuple[SamplingParams, SpecMode, bool, prompt_budget.PromptBudget]:
-    sampling = validation.sampling_params(request.sampling, default_tokens, served.limits)
+    sampling = validation.sampling_params(request.sampling, default_tokens)
     spec_mode = validation.speculation_mode(request.speculation, served.limits)
     allow_cut = validation.truncation_allowed(request.truncation)
-    reply = min(sampling.max_tokens, served.limits.max_new_tokens)
+    reply = served.limits.reply_tokens(sampling.max_tokens)
     return sampling, spec_mode, allow_cut, prompt_budget.PromptBudget(served.context_length, reply)
 
 

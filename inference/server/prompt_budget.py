@@ -1,7 +1,7 @@
 """Fitting a request's prompt into the model's context: the documented truncation policy.
 
-The prompt may use the context less the reply's share, ``min(max_tokens, context_length // 2)`` tokens
-(`PromptBudget`); the reply then gets what the prompt left, up to max_tokens. When the prompt needs
+The prompt may use the context less the reply's share, ``reply_limits.reply_reserve(max_tokens, ...)``
+tokens (`PromptBudget`); the reply then gets what the prompt left, up to max_tokens. When the prompt needs
 more and the request allows cutting (TRUNCATION_POLICY_KEEP_NEAR_CURSOR), text farthest from the
 cursor goes first:
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from inference.prompts.chat import ChatTemplate, ChatTemplateError, Message
 from inference.prompts.fim import FimTemplate, Snippet
-from inference.reply_limits import reply_reserve
+from inference.reply_limits import reply_reserve, reply_tokens
 from inference.server.validation import RequestError
 from inference.tokenizer import Tokenizer
 
@@ -68,7 +68,7 @@ class PromptBudget:
 
     def reply_tokens(self, prompt_tokens: int) -> int:
         """The request's max_tokens lowered to what the context holds after a fitted prompt."""
-        return max(1, min(self.max_tokens, self.context_length - prompt_tokens))
+        return reply_tokens(self.max_tokens, self.context_length, prompt_tokens)
 
     def rejection(self, prompt_tokens: int) -> RequestError:
         return RequestError(

@@ -116,6 +116,11 @@ class RequestRunner:
             await asyncio.wait_for(self._idle.wait(), 10.0)
         return stopped
 
+    async def close(self) -> None:
+        """Release the backend (its engine thread, or its pooled connections) once no call is left."""
+        if self.served is not None:
+            await self.served.backend.close()
+
     async def _run(self, request: Any, prepare: Prepare) -> AsyncGenerator[Any, None]:
         arrival = time.perf_counter()
         served = self.ready()
@@ -149,7 +154,6 @@ class RequestRunner:
         outcome = CallOutcome()
         try:
             try:
-                prepared.sampling.validate()
                 fitted, clamped_to = await asyncio.to_thread(prepared.fit)
             except (RequestError, ValueError) as bad:
                 outcome.ended = True

@@ -66,9 +66,17 @@ def check_ids(request_id: str, session_id: str) -> None:
             raise RequestError(f"{name} {value!r} contains unprintable characters")
 
 
-def sampling_params(
-    sampling: pb.SamplingParams, default_tokens: int, limits: RequestLimits
-) -> SamplingParams:
+def check_sampling(params: SamplingParams) -> SamplingParams:
+    """``params`` checked by the ranges' one owner (`SamplingParams.validate`), for every face (gRPC,
+    the OpenAI and /infill HTTP faces); RequestError names the field as ``sampling.FIELD``."""
+    try:
+        params.validate()
+    except ValueError as error:
+        raise RequestError(f"sampling.{error}") from None
+    return params
+
+
+def sampling_params(sampling: pb.SamplingParams, default_tokens: int) -> SamplingParams:
     """The engine's `SamplingParams` for a request's sampling message, with defaults filled in.
 
     `max_tokens` is what the request asked for; `PreparedRequest.fit` lowers it to the model's room.
@@ -78,18 +86,15 @@ def sampling_params(
         raise RequestError(f"sampling.stop has {len(stops)} strings; at most {MAX_STOP_STRINGS} are allowed")
     if any(len(stop.encode("utf-8")) > MAX_STOP_BYTES for stop in stops):
         raise RequestError(f"a sampling.stop string is longer than {MAX_STOP_BYTES} bytes")
-    params = SamplingParams(
-        temperature=float(sampling.temperature),
-        top_p=float(sampling.top_p) if sampling.top_p != 0 else 1.0,  # 0: unset
-        seed=sampling.seed if sampling.HasField("seed") else None,
-        max_tokens=sampling.max_tokens if sampling.HasField("max_tokens") else default_tokens,
-        stop=stops,
+    return check_sampling(
+        SamplingParams(
+            temperature=float(sampling.temperature),
+            top_p=float(sampling.top_p) if sampling.top_p != 0 else 1.0,  # 0: unset
+            seed=sampling.seed if sampling.HasField("seed") else None,
+            max_tokens=sampling.max_tokens if sampling.HasField("max_tokens") else default_tokens,
+            stop=stops,
+        )
     )
-    try:
-        params.validate()  # the ranges' one owner
-    except ValueError as error:
-        raise RequestError(f"sampling.{error}") from None
-    return params
 
 
 def speculation_mode(value: int, limits: RequestLimits) -> SpecMode:

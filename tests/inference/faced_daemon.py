@@ -11,7 +11,7 @@ from inference.client import InferenceClient
 from inference.config import EngineConfig
 from inference.http.face import HttpFace
 from inference.server.address import DaemonAddress
-from inference.server.app import GrpcServer
+from inference.server.grpc_server import GrpcServer
 from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon
 
 

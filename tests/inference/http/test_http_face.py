@@ -12,6 +12,11 @@ import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
+from inference.http.face import HttpFace
+from inference.server.address import DaemonAddress
+from inference.server.listen import ListenError
+from inference.server.request_runner import RequestRunner
+from inference.tokenizer import Tokenizer
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon
 from tests.inference.server.helpers import wait_idle
 
@@ -32,7 +37,7 @@ async def test_models_lists_the_served_model(faced: FacedDaemon) -> None:
     assert [m.id for m in models.data] == ["tiny-base"]
 
 
-async def test_completions_match_grpc_streamed_and_not(faced: FacedDaemon) -> None:
+async def test_completions_match_grpc_streamed_and_not(faced: FacedDaemon, tiny_model_dir: Path) -> None:
     expected = await _grpc_generate(
         faced, pb.GenerateRequest(prompt=PROMPT, sampling=pb.SamplingParams(max_tokens=12))
     )
@@ -60,7 +65,8 @@ async def test_completions_match_grpc_streamed_and_not(faced: FacedDaemon) -> No
     assert whole.usage is not None and whole.usage.completion_tokens == 12
     assert len(usages) == 1 and usages[0].completion_tokens == 12
     # The second identical prompt reuses the first's K/V, all but its last token.
-    assert whole.usage.prompt_tokens == usages[0].prompt_tokens > 0
+    prompt_tokens = len(Tokenizer.from_dir(tiny_model_dir).encode(PROMPT))
+    assert whole.usage.prompt_tokens == usages[0].prompt_tokens == prompt_tokens
     assert usages[0].prompt_tokens_details is not None
     assert usages[0].prompt_tokens_details.cached_tokens == usages[0].prompt_tokens - 1
 
@@ -112,8 +118,8 @@ async def test_closing_the_stream_aborts_the_request(endless_faced: FacedDaemon)
     ("body", "message"),
     [
         ({"n": 2}, "'n' must be 1"),
-        ({"max_tokens": 0}, "'max_tokens' must be at least 1, got 0"),
-        ({"max_tokens": -5}, "'max_tokens' must be at least 1, got -5"),
+        ({"max_tokens": 0}, "sampling.max_tokens must be at least 1, got 0"),
+        ({"max_tokens": -5}, "sampling.max_tokens must be at least 1, got -5"),
         ({"temperature": -1}, "sampling.temperature must be a finite number >= 0 (0 is greedy), got -1"),
         ({"top_p": 1.5}, "sampling.top_p must be in (0, 1], got 1.5"),
     ],
@@ -129,6 +135,53 @@ async def test_a_bad_request_gets_400_with_a_message(faced: FacedDaemon, body: d
             assert reply.status == 400
             assert "not JSON" in (await reply.json())["error"]["message"]
     assert (await faced.client.stats()).requests_active == 0
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        (
+            "/chat/completions",
+            {"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": -1},
+            "sampling.max_tokens must be at least 1, got -1",
+        ),
+        (
+            "/chat/completions",
+            {"messages": [{"role": "user", "content": "hi"}], "top_p": 1.5},
+            "sampling.top_p must be in (0, 1], got 1.5",
+        ),
+        (
+            "/infill",
+            {"input_prefix": "x = ", "n_predict": 0},
+            "sampling.max_tokens must be at least 1, got 0",
+        ),
+        (
+            "/infill",
+            {"input_prefix": "x = ", "temperature": -0.5},
+            "sampling.temperature must be a finite number >= 0 (0 is greedy), got -0.5",
+        ),
+    ],
+)
+async def test_every_face_rejects_bad_sampling_with_the_validators_message(
+    faced: FacedDaemon, path: str, body: dict, message: str
+) -> None:
+    url = f"{faced.base_url}{path}" if path.startswith("/chat") else faced.base_url.removesuffix("/v1") + path
+    async with aiohttp.ClientSession() as session:
+        async with session.post(url, json=body) as reply:
+            assert reply.status == 400
+            assert await reply.json() == {
+                "error": {"message": message, "type": "invalid_request_error", "code": 400}
+            }
+    assert (await faced.client.stats()).requests_total == 0
+
+
+async def test_off_loopback_the_face_needs_tls_and_a_token() -> None:
+    face = HttpFace(RequestRunner(), DaemonAddress(host="0.0.0.0", port=0), token="s3cret-token")
+    with pytest.raises(ListenError, match=r"refusing to listen on tcp:0\.0\.0\.0:0 without TLS"):
+        await face.start()
+    face = HttpFace(RequestRunner(), DaemonAddress(host="0.0.0.0", port=0))
+    with pytest.raises(ListenError, match="without --token-file"):
+        await face.start()
 
 
 def _llama_vscode_infill(stream: bool) -> dict:
@@ -177,7 +230,8 @@ async def test_infill_in_llama_vscode_shape_matches_grpc_complete(faced: FacedDa
             ]
     assert whole["content"] == expected and whole["stop"] is True
     assert whole["tokens_predicted"] == 9 and whole["timings"]["predicted_n"] == 9
-    assert whole["tokens_cached"] > 0  # the gRPC call before it left the same prompt in the cache
+    # The gRPC call before it left the same prompt in the cache: all but its last token are reused.
+    assert whole["tokens_cached"] == whole["tokens_evaluated"] - 1
     assert "".join(e["content"] for e in events) == expected
     assert [e["stop"] for e in events][-1] is True and not any(e["stop"] for e in events[:-1])
 

@@ -14,13 +14,14 @@ from inference.backends.local_model import ServeSettings, load_served_model
 from inference.backends.served_model import ServedModel
 from inference.client import InferenceClient
 from inference.config import EngineConfig, SamplingParams
+from inference.defaults import DEFAULT_DRAIN_SECONDS
 from inference.engine.engine import LLMEngine
 from inference.engine.model_runner import PagedModel
 from inference.engine.sequence import Request, RequestOutput
 from inference.loading import load_model
 from inference.models.base import CausalLM
 from inference.server.address import DaemonAddress
-from inference.server.app import GrpcServer
+from inference.server.grpc_server import GrpcServer
 from tests.fixtures.waiting import wait_until
 
 SMALL_POOL_BLOCKS = 64
@@ -45,7 +46,7 @@ async def start_daemon(
     token: str | None = None,
     engine_config: EngineConfig | None = None,
     max_request_bytes: int = 1024 * 1024,
-    drain_seconds: float = 5.0,
+    drain_seconds: float = DEFAULT_DRAIN_SECONDS,
     max_new_tokens: int = 256,
     wrap_target: Callable[[CausalLM], PagedModel] | None = None,
 ) -> RunningDaemon:

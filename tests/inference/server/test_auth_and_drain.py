@@ -13,7 +13,7 @@ from inference.backends.local_model import ServeSettings, load_served_model
 from inference.client import DaemonError, InferenceClient
 from inference.config import EngineConfig
 from inference.server.address import DaemonAddress
-from inference.server.app import GrpcServer
+from inference.server.grpc_server import GrpcServer
 from tests.fixtures.waiting import wait_until
 from tests.inference.server.helpers import LONG_PREFIX, SMALL_POOL_BLOCKS, RunningDaemon, start_daemon
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inference.server.address import AddressError, DaemonAddress, parse_address
-from inference.server.app import GrpcServer
+from inference.server.grpc_server import GrpcServer
 from inference.server.listen import (
     ListenError,
     UnixSocketClaim,

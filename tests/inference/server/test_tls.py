@@ -22,7 +22,7 @@ from inference.config import EngineConfig
 from inference.daemon_launcher import codedraft_command
 from inference.http.face import HttpFace
 from inference.server.address import DaemonAddress
-from inference.server.app import GrpcServer
+from inference.server.grpc_server import GrpcServer
 from inference.server.listen import ListenError
 from inference.server.tls import ServerTls
 from tests.fixtures.certificates import CertificateFiles, make_certificates

@@ -1,35 +1,14 @@
-"""The bearer-token check of every call (gRPC and HTTP alike) when the daemon was started with
-``--token-file``."""
+"""The gRPC listener's token check: an interceptor over `bearer_token.BearerToken`, the check the HTTP
+face makes too."""
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
 
-AUTH_METADATA_KEY = "authorization"
-
-
-class BearerToken:
-    """The one check of ``Bearer <token>`` credentials, for every face.
-
-    The comparison is constant-time so the token cannot be guessed byte by byte from response times.
-    """
-
-    def __init__(self, token: str) -> None:
-        self._expected = f"Bearer {token}".encode()
-
-    def problem(self, given: str | bytes | None, field: str, where: str) -> str | None:
-        """Why credentials ``given`` in ``field`` (as the caller names it, ``where``) are refused, or
-        None when they are right."""
-        if given is None:
-            return f"this daemon needs a token: send '{field}: Bearer TOKEN'"
-        given_bytes = given.encode() if isinstance(given, str) else bytes(given)
-        if not hmac.compare_digest(given_bytes, self._expected):
-            return f"wrong token in {where}"
-        return None
+from inference.server.bearer_token import AUTH_METADATA_KEY, BearerToken
 
 
 class TokenAuthInterceptor(grpc.aio.ServerInterceptor):

@@ -1,6 +1,6 @@
-"""The daemon's lifecycle: listen, report health while the model loads, serve, drain on SIGTERM.
+"""The gRPC listener's lifecycle: listen, report health while the model loads, serve, drain on SIGTERM.
 
-`Daemon.start()` binds first and answers at once: health is NOT_SERVING and model calls get
+`GrpcServer.start()` binds first and answers at once: health is NOT_SERVING and model calls get
 UNAVAILABLE until `serve_model` has loaded the model (in a thread, so health checks are answered
 meanwhile) and attached it. `stop()` refuses new calls, lets live streams finish within a grace period,
 ends the rest with UNAVAILABLE, stops the server and removes the unix socket.
@@ -22,7 +22,7 @@ from grpc_reflection.v1alpha import reflection
 from inference.backends.served_model import ServedModel
 from inference.defaults import DEFAULT_DRAIN_SECONDS, DEFAULT_MAX_REQUEST_BYTES
 from inference.server.address import DaemonAddress
-from inference.server.auth import TokenAuthInterceptor
+from inference.server.grpc_auth import TokenAuthInterceptor
 from inference.server.listen import ListenError, UnixSocketClaim, check_tcp_security
 from inference.server.request_runner import RequestRunner
 from inference.server.servicer import SERVICE_NAME, InferenceServicer
@@ -145,8 +145,7 @@ class GrpcServer:
         stopped = await self.runner.drain(self.drain_seconds, reason)
         server, self._server = self._server, None
         await server.stop(grace=1.0)
-        if self.runner.served is not None:
-            await self.runner.served.backend.close()
+        await self.runner.close()
         if self._claim is not None:
             self._claim.release()
             self._claim = None
