@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.suggestion_cache import SuggestionCache
 
@@ -40,11 +42,11 @@ def test_debounce_grows_with_fast_typing_and_stays_clamped() -> None:
     assert debounce.delay_ms("d") == 50
     for step in range(10):
         debounce.edited("d", now=step * 0.120)
-    assert 170 <= debounce.delay_ms("d") <= 190  # 120 ms between keys, times 1.5
+    assert debounce.delay_ms("d") == pytest.approx(180.0)  # 120 ms between keys, times 1.5
     for step in range(10):
         debounce.edited("fast", now=step * 0.010)
     assert debounce.delay_ms("fast") == 50
     debounce.edited("d", now=100.0)  # a long pause does not count as rhythm
-    assert 170 <= debounce.delay_ms("d") <= 190
+    assert debounce.delay_ms("d") == pytest.approx(180.0)
     debounce.forget("d")
     assert debounce.delay_ms("d") == 50
