@@ -96,7 +96,8 @@ async def test_lsp_fix_command_proposes_only_a_verified_edit(tmp_path: Path, scr
         assert isinstance(edit, types.AnnotatedTextEdit)
         assert edit.new_text == "    value = compute(items)\n"
         assert (edit.range.start.line, edit.range.end.line) == (5, 6)
-        assert (params.edit.change_annotations or {})[edit.annotation_id].needs_confirmation is True
+        assert params.edit.change_annotations is not None
+        assert params.edit.change_annotations[edit.annotation_id].needs_confirmation is True
         assert (root / "calc.py").read_text() == CALC
 
 
