@@ -14,12 +14,11 @@ from lsprotocol import types
 from indexer.languages import language_for_path
 from indexer.positions import utf16_length
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.agent.edits import EditOutsideWorkspace
 from lsp_server.completion.syntax import language_spec
 from lsp_server.daemon_supervisor import RequestRejected
 from lsp_server.editor_host import EditorHost
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
-from lsp_server.rewrite.proposal_check import Proposal, proposal_problem
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace, Proposal, proposal_problem
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
 from lsp_server.rewrite.workspace_edit import annotated_edit, check_inside_workspace
 
