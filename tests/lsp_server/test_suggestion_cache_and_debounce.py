@@ -37,16 +37,33 @@ def test_cache_is_bounded() -> None:
     assert cache.lookup("doc", "p2", "") is None
 
 
-def test_debounce_grows_with_fast_typing_and_stays_clamped() -> None:
+class _Clock:
+    """Stands in for the ``time`` module: ``monotonic()`` says what the test set."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+def test_debounce_grows_with_fast_typing_and_stays_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr("lsp_server.completion.debounce.time", clock)
     debounce = AdaptiveDebounce(min_ms=50, max_ms=300)
+
+    def edited(document: str, at: float) -> None:
+        clock.now = at
+        debounce.edited(document)
+
     assert debounce.delay_ms("d") == 50
     for step in range(10):
-        debounce.edited("d", now=step * 0.120)
+        edited("d", step * 0.120)
     assert debounce.delay_ms("d") == pytest.approx(180.0)  # 120 ms between keys, times 1.5
     for step in range(10):
-        debounce.edited("fast", now=step * 0.010)
+        edited("fast", step * 0.010)
     assert debounce.delay_ms("fast") == 50
-    debounce.edited("d", now=100.0)  # a long pause does not count as rhythm
+    edited("d", 100.0)  # a long pause does not count as rhythm
     assert debounce.delay_ms("d") == pytest.approx(180.0)
     debounce.forget("d")
     assert debounce.delay_ms("d") == 50
