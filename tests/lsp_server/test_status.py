@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from lsp_server.status import INDEX_PROGRESS_INTERVAL_S, STATUS_NOTIFICATION, StatusReporter
+from tests.lsp_server.set_clock import set_clock
 
 
 def make_reporter() -> tuple[StatusReporter, list[dict[str, Any]], list[str]]:
@@ -39,19 +40,8 @@ def test_unchanged_status_is_not_resent_and_degraded_is_shown_once() -> None:
     assert len(shown) == 2
 
 
-class _Clock:
-    """Stands in for the ``time`` module: ``monotonic()`` says what the test set."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
 def test_index_progress_is_throttled_but_the_end_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = _Clock()
-    monkeypatch.setattr("lsp_server.status.time", clock)
+    clock = set_clock(monkeypatch, "lsp_server.status")
     reporter, sent, _ = make_reporter()
     assert INDEX_PROGRESS_INTERVAL_S == 0.25
     for done, at in [(1, 100.0), (2, 100.1), (50, 100.2), (60, 100.25), (70, 100.4), (100, 100.45)]:

@@ -4,6 +4,7 @@ import pytest
 
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.suggestion_cache import SuggestionCache
+from tests.lsp_server.set_clock import set_clock
 
 
 def test_typing_through_a_suggestion_serves_the_rest() -> None:
@@ -37,19 +38,8 @@ def test_cache_is_bounded() -> None:
     assert cache.lookup("doc", "p2", "") is None
 
 
-class _Clock:
-    """Stands in for the ``time`` module: ``monotonic()`` says what the test set."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def monotonic(self) -> float:
-        return self.now
-
-
 def test_debounce_grows_with_fast_typing_and_stays_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = _Clock()
-    monkeypatch.setattr("lsp_server.completion.debounce.time", clock)
+    clock = set_clock(monkeypatch, "lsp_server.completion.debounce")
     debounce = AdaptiveDebounce(min_ms=50, max_ms=300)
 
     def edited(document: str, at: float) -> None:
