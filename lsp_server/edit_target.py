@@ -1,4 +1,5 @@
-"""The ``{uri, range, …}`` argument that commands and code actions carry, read from its JSON form."""
+"""The ``{uri, range, …}`` argument that commands and code actions carry, read from its JSON form, and
+the whole lines its range selects."""
 
 from __future__ import annotations
 
@@ -21,6 +22,15 @@ def range_from_json(raw: Any) -> types.Range:
         return _LSP_JSON.structure(plain_json(raw), types.Range)
     except (cattrs.BaseValidationError, TypeError, ValueError) as error:
         raise ValueError(f"not an LSP range: {raw!r}") from error
+
+
+def selected_lines(span: types.Range) -> tuple[int, int]:
+    """The first and last line (from 0, inclusive) a refactor or fix of ``span`` rewrites: whole lines,
+    without the line a selection ends at the start of."""
+    first, last = span.start.line, span.end.line
+    if span.end.character == 0 and last > first:
+        last -= 1
+    return first, last
 
 
 def command_target(args: tuple[Any, ...]) -> dict[str, Any]:

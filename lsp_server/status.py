@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 STATUS_NOTIFICATION = "codedraft/status"
+INDEX_PROGRESS_INTERVAL_S = 0.25
+"""Index progress is sent at most this often (the last report always goes)."""
 
 
 @dataclass
@@ -68,19 +70,13 @@ class StatusReporter:
     """Keeps the :class:`BackendStatus` and notifies the editor of changes.
 
     ``notify(method, params)`` sends a notification; ``show_message(text)`` shows a warning once.
-    Index progress is sent at most every ``progress_interval_s``.
+    Index progress is sent at most every :data:`INDEX_PROGRESS_INTERVAL_S`.
     """
 
-    def __init__(
-        self,
-        notify: Callable[[str, Any], None],
-        show_message: Callable[[str], None],
-        progress_interval_s: float = 0.25,
-    ) -> None:
+    def __init__(self, notify: Callable[[str, Any], None], show_message: Callable[[str], None]) -> None:
         self.status = BackendStatus()
         self._notify = notify
         self._show_message = show_message
-        self._progress_interval_s = progress_interval_s
         self._last_sent: dict[str, Any] | None = None
         self._last_progress = float("-inf")
         self._degraded_shown = False
@@ -102,7 +98,7 @@ class StatusReporter:
         """Index progress; throttled, except the last report."""
         now = time.monotonic()
         self.status.index_done, self.status.index_total = done, total
-        if done < total and now - self._last_progress < self._progress_interval_s:
+        if done < total and now - self._last_progress < INDEX_PROGRESS_INTERVAL_S:
             return
         self._last_progress = now
         self._send()

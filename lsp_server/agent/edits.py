@@ -1,7 +1,8 @@
 """The edit in a model's reply: search/replace blocks, a unified diff, or a code block for the target.
 
 Parsing never trusts the reply: malformed output raises :class:`MalformedEdit` with a reason the
-next prompt can quote, and an edit that does not fit the file raises :class:`EditDoesNotApply`.
+next prompt can quote, and an edit that does not fit the file raises :class:`EditDoesNotApply`. The
+files an edit changed are held to the proposal check's floor (:func:`changes_problem`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from indexer.languages import language_for_path
+from lsp_server.rewrite.proposal_check import Proposal, proposal_problem
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
 
 SEARCH, DIVIDER, REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
@@ -21,10 +24,6 @@ class MalformedEdit(ValueError):
 
 class EditDoesNotApply(ValueError):
     """The edit names text that is not in the file (or is there more than once)."""
-
-
-class EditOutsideWorkspace(ValueError):
-    """A proposed edit to a file outside the workspace (through ``..``, an absolute path or a symlink)."""
 
 
 @dataclass(frozen=True)
@@ -178,3 +177,18 @@ def apply_replacement(text: str | None, replacement: Replacement) -> str:
         )
     start = starts[0]
     return "\n".join([*lines[:start], replacement.replace, *lines[start + len(wanted) :]])
+
+
+def changes_problem(
+    changes: dict[str, tuple[str | None, str]], target: Target, instruction: str
+) -> str | None:
+    """The first problem of an agent's edit to several files (``path: (before, after)``; a new file,
+    with no ``before``, is not checked), naming the file; None when all may be offered."""
+    for path, (before, after) in sorted(changes.items()):
+        if before is None:
+            continue
+        selection = (target.first, target.last) if path == target.path else None
+        problem = proposal_problem(Proposal(before, after, language_for_path(path), instruction, selection))
+        if problem is not None:
+            return f"{path}: {problem}"
+    return None

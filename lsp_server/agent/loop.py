@@ -18,16 +18,16 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.agent import tools
 from lsp_server.agent.edits import (
     EditDoesNotApply,
-    EditOutsideWorkspace,
     MalformedEdit,
     Target,
     apply_replacement,
+    changes_problem,
     parse_edit,
 )
 from lsp_server.agent.prompts import AttemptNote, fix_messages, tool_response, tools_system
 from lsp_server.agent.sandbox import CheckRun, Sandbox
 from lsp_server.agent.scratch import ScratchCopy
-from lsp_server.rewrite.proposal_check import changes_problem
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
 
 Generate = Callable[[list[pb.ChatMessage]], Awaitable[str]]
 """Asks the model: chat messages in, its whole reply out (raises on a daemon failure)."""

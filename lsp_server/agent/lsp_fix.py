@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from indexer.positions import utf16_length
-from lsp_server.agent.edits import EditOutsideWorkspace, Target
+from lsp_server.agent.edits import Target
 from lsp_server.agent.loop import FixResult, FixTask, run_fix
 from lsp_server.agent.model_calls import daemon_generate
 from lsp_server.agent.sandbox import Limits, Sandbox
 from lsp_server.config import AgentSettings
 from lsp_server.daemon_supervisor import RequestRejected
+from lsp_server.edit_target import selected_lines
 from lsp_server.editor_host import EditorHost
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
 from lsp_server.rewrite.workspace_edit import ANNOTATION_ID, check_inside_workspace
 
 if TYPE_CHECKING:
@@ -61,9 +63,7 @@ async def run_agent_fix(
     except EditOutsideWorkspace as error:
         fix.error = str(error)
         return fix
-    first, last = span.start.line, span.end.line
-    if span.end.character == 0 and last > first:
-        last -= 1
+    first, last = selected_lines(span)
     relative = path.relative_to(root.resolve()).as_posix()
     task = FixTask(
         workspace=root,

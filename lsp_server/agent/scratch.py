@@ -6,7 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from lsp_server.agent.edits import EditOutsideWorkspace
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
 
 # Never copied: version control and caches. Tool folders (virtual environments, node_modules) are not
 # copied either; the sandbox binds them read-only at their place instead.

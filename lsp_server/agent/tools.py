@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from lsp_server.agent.edits import EditOutsideWorkspace
 from lsp_server.agent.scratch import ScratchCopy
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
 
 MAX_READ_CHARS = 8_000
 MAX_SEARCH_HITS = 30

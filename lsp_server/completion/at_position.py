@@ -10,12 +10,21 @@ from pygls.workspace import TextDocument
 from indexer.positions import cursor_offset
 from lsp_server.completion.request import CompletionQuery
 from lsp_server.completion.service import SUPERSEDED, CompletionOutcome, CompletionService
-from lsp_server.cursor_prefill import CursorPrefill
 from lsp_server.status import StatusReporter
 
 # Larger documents get no suggestions (the daemon would cut the prompt to a window anyway, but
 # splitting tens of megabytes per keystroke would stall the server).
 MAX_DOCUMENT_CHARS = 8_000_000
+
+
+class PrefillTiming(Protocol):
+    """What the cursor's background prefills (``cursor_prefill.py``) hear of completions."""
+
+    def completing(self, uri: str) -> None:
+        """A completion of ``uri`` was asked for: a prefill still waiting there is not needed."""
+
+    def settle(self, uri: str, position: types.Position) -> None:
+        """A suggestion at ``position`` sent a local prompt: the full one is computed once typing pauses."""
 
 
 class CompletionHost(Protocol):
@@ -30,7 +39,7 @@ class CompletionHost(Protocol):
         """The service that asks the daemon."""
 
     @property
-    def prefill(self) -> CursorPrefill:
+    def prefill(self) -> PrefillTiming:
         """The cursor's background prefills (told when a completion starts and when typing pauses)."""
 
     @property

@@ -21,9 +21,9 @@ class AdaptiveDebounce:
         self._last_edit: dict[str, float] = {}
         self._interval_ms: dict[str, float] = {}
 
-    def edited(self, document: str, now: float | None = None) -> None:
-        """Records an edit of ``document`` at ``now`` (seconds, monotonic)."""
-        now = time.monotonic() if now is None else now
+    def edited(self, document: str) -> None:
+        """Records an edit of ``document`` now."""
+        now = time.monotonic()
         last = self._last_edit.get(document)
         self._last_edit[document] = now
         if last is None:

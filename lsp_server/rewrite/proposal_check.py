@@ -22,6 +22,10 @@ before and after the edit:
   prompted this check was over thirty times its function. The allowance lets a one-line selection gain
   a few lines. Shrinking is not limited: simplifications shrink code, and deleting what the user
   wanted kept is what the definitions check is for.
+
+Before any of these, an edit must stay inside the workspace: :class:`EditOutsideWorkspace` is what
+refuses it (``workspace_edit.check_inside_workspace`` for an editor's document, the agent's scratch
+copy for a path in a reply).
 """
 
 from __future__ import annotations
@@ -31,15 +35,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from indexer.languages import LanguageSpec, language_for_path
+from indexer.languages import LanguageSpec
 from indexer.positions import LineIndex
 from indexer.tags import TagsExtractor
 from lsp_server.completion.syntax import error_count, parse
 
 if TYPE_CHECKING:
     import tree_sitter
-
-    from lsp_server.agent.edits import Target
 
 MAX_GROWTH = 3.0
 GROWTH_ALLOWANCE = 200
@@ -50,6 +52,10 @@ DEFINITION_KINDS = frozenset(
 _REMOVAL_WORDS = re.compile(
     r"\b(remov|delet|drop|renam|inlin|merg|combin|replac|eliminat|get rid of|strip out)", re.IGNORECASE
 )
+
+
+class EditOutsideWorkspace(ValueError):
+    """A proposed edit to a file outside the workspace (through ``..``, an absolute path or a symlink)."""
 
 
 @dataclass(frozen=True)
@@ -137,18 +143,3 @@ def _first_error_line(tree: tree_sitter.Tree) -> int | None:
         while not cursor.goto_next_sibling():
             if not cursor.goto_parent():
                 return None
-
-
-def changes_problem(
-    changes: dict[str, tuple[str | None, str]], target: Target, instruction: str
-) -> str | None:
-    """The first problem of an agent's edit to several files (``path: (before, after)``; a new file,
-    with no ``before``, is not checked), naming the file; None when all may be offered."""
-    for path, (before, after) in sorted(changes.items()):
-        if before is None:
-            continue
-        selection = (target.first, target.last) if path == target.path else None
-        problem = proposal_problem(Proposal(before, after, language_for_path(path), instruction, selection))
-        if problem is not None:
-            return f"{path}: {problem}"
-    return None

@@ -14,12 +14,12 @@ from lsprotocol import types
 from indexer.languages import language_for_path
 from indexer.positions import utf16_length
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from lsp_server.agent.edits import EditOutsideWorkspace
 from lsp_server.completion.syntax import language_spec
 from lsp_server.daemon_supervisor import RequestRejected
+from lsp_server.edit_target import selected_lines
 from lsp_server.editor_host import EditorHost
 from lsp_server.rewrite.prompts import CONTEXT_LINES, RewriteTask, rewrite_messages
-from lsp_server.rewrite.proposal_check import Proposal, proposal_problem
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace, Proposal, proposal_problem
 from lsp_server.rewrite.reply import code_from_reply, keep_indentation
 from lsp_server.rewrite.workspace_edit import annotated_edit, check_inside_workspace
 
@@ -53,9 +53,7 @@ async def run_rewrite(
         return result
     eol = "\r\n" if "\r\n" in document.source else "\n"
     lines = [line.removesuffix("\r") for line in document.source.split("\n")]
-    first, last = span.start.line, span.end.line
-    if span.end.character == 0 and last > first:
-        last -= 1  # a selection ending at the start of a line does not include that line
+    first, last = selected_lines(span)
     if not 0 <= first <= last < len(lines):
         result.error = f"range {first + 1}-{last + 1} is outside the document ({len(lines)} lines)"
         return result

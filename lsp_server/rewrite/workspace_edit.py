@@ -7,7 +7,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from lsp_server.agent.edits import EditOutsideWorkspace
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
 
 ANNOTATION_ID = "codedraft"
 

@@ -270,6 +270,7 @@ async def test_prompts_are_sized_to_the_daemons_context() -> None:
         await service.complete(query(text))
         requests[context_length] = daemon.requests[0]
     unknown, small = requests[0], requests[512]
-    assert len(small.prefix) < len(unknown.prefix)
-    assert len(small.prefix) // 4 + len(small.suffix) // 4 <= 512 - SETTINGS.max_tokens
+    # 512 tokens less 64 for the reply and 32 reserved, 85 % of it: 353 of the 3,072 the settings ask,
+    # so 176 tokens (616 characters) of prefix: the 11 whole lines of 52 characters above the cursor
+    assert (len(unknown.prefix), len(small.prefix)) == (4992, 11 * 52)
     assert unknown.prefix.endswith(small.prefix)  # the nearest lines are the ones kept

@@ -2,7 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lsp_server.status import STATUS_NOTIFICATION, StatusReporter
+import pytest
+
+from lsp_server.status import INDEX_PROGRESS_INTERVAL_S, STATUS_NOTIFICATION, StatusReporter
+from tests.lsp_server.set_clock import set_clock
 
 
 def make_reporter() -> tuple[StatusReporter, list[dict[str, Any]], list[str]]:
@@ -13,7 +16,7 @@ def make_reporter() -> tuple[StatusReporter, list[dict[str, Any]], list[str]]:
         assert method == STATUS_NOTIFICATION
         sent.append(params)
 
-    return StatusReporter(notify, shown.append, progress_interval_s=3600), sent, shown
+    return StatusReporter(notify, shown.append), sent, shown
 
 
 def test_state_puts_what_needs_attention_first() -> None:
@@ -37,10 +40,11 @@ def test_unchanged_status_is_not_resent_and_degraded_is_shown_once() -> None:
     assert len(shown) == 2
 
 
-def test_index_progress_is_throttled_but_the_end_is_sent() -> None:
+def test_index_progress_is_throttled_but_the_end_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = set_clock(monkeypatch, "lsp_server.status")
     reporter, sent, _ = make_reporter()
-    reporter.index_progress(1, 100)
-    reporter.index_progress(2, 100)
-    reporter.index_progress(50, 100)
-    reporter.index_progress(100, 100)
-    assert [s["index"] for s in sent] == [{"done": 1, "total": 100}, {"done": 100, "total": 100}]
+    assert INDEX_PROGRESS_INTERVAL_S == 0.25
+    for done, at in [(1, 100.0), (2, 100.1), (50, 100.2), (60, 100.25), (70, 100.4), (100, 100.45)]:
+        clock.now = at
+        reporter.index_progress(done, 100)
+    assert [s["index"]["done"] for s in sent] == [1, 60, 100]

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import pytest
+
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.suggestion_cache import SuggestionCache
+from tests.lsp_server.set_clock import set_clock
 
 
 def test_typing_through_a_suggestion_serves_the_rest() -> None:
@@ -35,16 +38,22 @@ def test_cache_is_bounded() -> None:
     assert cache.lookup("doc", "p2", "") is None
 
 
-def test_debounce_grows_with_fast_typing_and_stays_clamped() -> None:
+def test_debounce_grows_with_fast_typing_and_stays_clamped(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = set_clock(monkeypatch, "lsp_server.completion.debounce")
     debounce = AdaptiveDebounce(min_ms=50, max_ms=300)
+
+    def edited(document: str, at: float) -> None:
+        clock.now = at
+        debounce.edited(document)
+
     assert debounce.delay_ms("d") == 50
     for step in range(10):
-        debounce.edited("d", now=step * 0.120)
-    assert 170 <= debounce.delay_ms("d") <= 190  # 120 ms between keys, times 1.5
+        edited("d", step * 0.120)
+    assert debounce.delay_ms("d") == pytest.approx(180.0)  # 120 ms between keys, times 1.5
     for step in range(10):
-        debounce.edited("fast", now=step * 0.010)
+        edited("fast", step * 0.010)
     assert debounce.delay_ms("fast") == 50
-    debounce.edited("d", now=100.0)  # a long pause does not count as rhythm
-    assert 170 <= debounce.delay_ms("d") <= 190
+    edited("d", 100.0)  # a long pause does not count as rhythm
+    assert debounce.delay_ms("d") == pytest.approx(180.0)
     debounce.forget("d")
     assert debounce.delay_ms("d") == 50

@@ -18,10 +18,12 @@ def test_large_document_is_cut_at_stable_lines_within_budget() -> None:
     text = make_document(1000)
     offset = text.index("line_0500")
     window = cursor_window(text, offset, prefix_tokens=200, suffix_tokens=200)
-    assert window.first_line % LINE_STEP == 0 and window.first_line > 0
-    assert len(window.prefix) <= 200 * 3.5
+    # 200 tokens at 3.5 characters are 700 characters: 43 lines of 16 above the cursor (from line
+    # 457), rounded to the step at 464; 42 below (to line 542), rounded to the step at 528
+    assert (window.first_line, window.last_line) == (464, 528)
+    assert LINE_STEP == 16
+    assert (len(window.prefix), len(window.suffix)) == (36 * 16, 28 * 16 + 15)
     assert window.prefix.endswith("\n") and window.suffix.startswith("line_0500")
-    assert window.last_line < 999 and window.last_line % LINE_STEP == 0
     assert text[offset - len(window.prefix) : offset] == window.prefix
     assert text[offset : offset + len(window.suffix)] == window.suffix
 
@@ -41,7 +43,8 @@ def test_typing_keeps_the_window_start() -> None:
 def test_a_small_suffix_budget_still_keeps_lines() -> None:
     text = make_document(1000)
     window = cursor_window(text, text.index("line_0500"), prefix_tokens=20, suffix_tokens=40)
-    assert window.last_line > 500
+    # 40 tokens are 140 characters: the cursor's line and 7 more, under a step so not rounded
+    assert window.last_line == 507
     assert window.suffix.count("\n") == window.last_line - 500
 
 

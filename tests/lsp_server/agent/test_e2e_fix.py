@@ -96,7 +96,8 @@ async def test_lsp_fix_command_proposes_only_a_verified_edit(tmp_path: Path, scr
         assert isinstance(edit, types.AnnotatedTextEdit)
         assert edit.new_text == "    value = compute(items)\n"
         assert (edit.range.start.line, edit.range.end.line) == (5, 6)
-        assert (params.edit.change_annotations or {})[edit.annotation_id].needs_confirmation is True
+        assert params.edit.change_annotations is not None
+        assert params.edit.change_annotations[edit.annotation_id].needs_confirmation is True
         assert (root / "calc.py").read_text() == CALC
 
 
@@ -146,8 +147,10 @@ async def test_without_a_check_the_one_shot_fix_says_it_is_not_verified(
 
 
 def test_the_embedded_model_is_handled_cleanly(tmp_path: Path) -> None:
-    """Through a daemon started for the call on the embedded model: whatever it says, the loop
-    ends with a clear verdict, each attempt has a reason, and the workspace is untouched."""
+    """Through a daemon started for the call on the embedded model (3.9M parameters, far too small to
+    fix anything; its replies vary with the prompt, which holds the check's output and so the
+    workspace's path): each attempt ends with a reason, the loop with its verdict after both, and
+    the workspace is untouched."""
     from inference.defaults import default_model_dir
 
     root = workspace(tmp_path)
@@ -158,11 +161,11 @@ def test_the_embedded_model_is_handled_cleanly(tmp_path: Path) -> None:
          str(default_model_dir())],
         cwd=root, capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
-    assert result.returncode in (0, 1), result.stderr
+    assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
-    assert report["status"] in ("verified", "no verified fix")
-    assert report["baseline"]["exit_code"] != 0
-    assert 1 <= len(report["attempts"]) <= 2
+    assert report["status"] == "no verified fix" and report["diff"] == ""
+    assert report["baseline"]["exit_code"] == 1
+    assert len(report["attempts"]) == 2
     assert all(attempt["outcome"] for attempt in report["attempts"])
     assert (root / "calc.py").read_text() == CALC
 

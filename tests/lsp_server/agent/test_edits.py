@@ -9,15 +9,17 @@ import pytest
 
 from lsp_server.agent.edits import (
     EditDoesNotApply,
-    EditOutsideWorkspace,
     MalformedEdit,
     Replacement,
     Target,
     apply_replacement,
+    changes_problem,
     parse_edit,
 )
 from lsp_server.agent.lsp_fix import changed_lines
 from lsp_server.agent.scratch import ScratchCopy
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
+from tests.lsp_server.rewrite.test_proposal_check import BEFORE, FIB, GOOD
 
 TEXT = "def f(x):\n    y = x + 1\n    return y\n"
 TARGET = Target("m.py", 1, 1)
@@ -129,3 +131,11 @@ def test_changed_lines_are_the_smallest_whole_line_edit() -> None:
     )
     span, text = changed_lines("a\nb", "a\nbe")
     assert (span.start.line, span.end.line, span.end.character, text) == (1, 1, 1, "be")
+
+
+def test_changes_name_the_file_and_skip_new_files() -> None:
+    target = Target("calc.py", 3, 6)
+    changes = {"calc.py": (BEFORE, BEFORE.replace(FIB, "x = 1\n")), "new.py": (None, "print(1)\n")}
+    assert changes_problem(changes, target, "") == "calc.py: the proposal drops the definition of fibonacci"
+    good = {"calc.py": (BEFORE, BEFORE.replace(FIB, GOOD))}
+    assert changes_problem(good, target, "") is None

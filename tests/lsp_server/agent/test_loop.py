@@ -56,7 +56,17 @@ async def test_a_wrong_fix_is_rejected_and_the_right_one_verified(tmp_path: Path
     second = model.prompts[1][-1].content
     assert "return sum(items) - 1" in second and "AssertionError: 2" in second
     assert (root / "calc.py").read_text() == CALC  # the workspace is never written
-    assert any("step 2" in p for p in progress)
+    ran = f"`{CHECK}` exited with status"
+    assert progress == [
+        f"checking the untouched copy: {CHECK}",
+        "step 1/4: asking the model",
+        "step 1: checking the edit to calc.py",
+        f"step 1: the check failed: {ran} 1",
+        "step 2/4: asking the model",
+        "step 2: checking the edit to calc.py",
+        f"step 2: the check passed: {ran} 0",
+        "verified",
+    ]
 
 
 async def test_malformed_replies_are_rejected_with_a_reason(tmp_path: Path) -> None:

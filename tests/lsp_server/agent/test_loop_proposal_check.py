@@ -1,10 +1,15 @@
-"""The agent loop refuses a proposal that loses the code before spending a check run on it, and tells
-the next attempt why."""
+"""The agent loop refuses a proposal that loses the code before spending a check run on it (checking it
+off the event loop), and tells the next attempt why."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from lsp_server.agent import loop
 from lsp_server.agent.edits import Target
 from lsp_server.agent.loop import FixTask, run_fix
 from lsp_server.agent.sandbox import Limits, Sandbox
@@ -37,3 +42,26 @@ async def test_the_issue_refactor_is_refused_and_a_good_one_verified(tmp_path: P
     assert second.outcome.startswith("the check passed")
     assert "the size of the code it replaces" in model.prompts[1][-1].content  # the next attempt hears why
     assert "a, b = b, a + b" in result.changes["fib.py"][1]
+
+
+async def test_the_proposal_is_checked_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two whole-file parses and a tag extraction: a worker thread runs them, not the loop's."""
+    checked_on: list[threading.Thread] = []
+    real_check = loop.changes_problem
+
+    def recording(*args: Any) -> str | None:
+        checked_on.append(threading.current_thread())
+        return real_check(*args)
+
+    monkeypatch.setattr(loop, "changes_problem", recording)
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "fib.py").write_text(FIB)
+    task = FixTask(root, Target("fib.py", 0, 3), CHECK, step_limit=1, instruction="use a loop")
+    result = await run_fix(
+        task, ScriptedModel(GOOD_REPLY), Sandbox("auto", Limits(wall_s=30)), lambda _: None
+    )
+    assert result.status == "verified"
+    assert len(checked_on) == 1 and checked_on[0] is not threading.current_thread()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from lsp_server.agent.edits import EditOutsideWorkspace
+from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
 from lsp_server.rewrite.workspace_edit import annotated_edit, check_inside_workspace
 
 
