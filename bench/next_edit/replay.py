@@ -1,0 +1,233 @@
+"""Replays the cases through a real ``codedraft lsp`` as an editor would: open the file as it was
+before the commit, type the user's edit as a few incremental ``didChange``, ask
+``textDocument/copilotInlineEdit`` at the end of it, and, for a rename, accept each edit offered
+(apply it, ``didChange``, ``codedraft.acceptInlineEdit``) and ask again until the server has none.
+
+Each case gets a folder of its own in the workspace, so that no two cases' files meet in the index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from bench.lsp import BenchClient
+from bench.next_edit.cases import Case, apply_blocks, user_rename
+from bench.next_edit.keystrokes import (
+    Change,
+    apply_changes,
+    apply_edits,
+    changed_span,
+    keystrokes,
+    offset_at,
+    position_at,
+)
+from bench.next_edit.scoring import nearest_block
+
+INLINE_EDIT = "textDocument/copilotInlineEdit"
+DID_SHOW = "textDocument/didShowInlineEdit"
+ACCEPT = "codedraft.acceptInlineEdit"
+KEYSTROKE_GAP_S = 0.03
+"""Between the chunks of one typed edit: one burst of typing for the server's edit history."""
+
+
+@dataclass
+class Step:
+    """One request and what it is scored against (texts are whole files; see ``scoring``)."""
+
+    case: str
+    kind: str
+    number: int  # 1 for the first request on the file (cold), 2... after it (warm)
+    user_before: str
+    current: str
+    predicted: str
+    truth: str
+    nearest: str
+    latency_ms: float
+    edits: int
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Chain:
+    """A rename case: the file after the user's first rename, after the edits accepted, the truth."""
+
+    case: str
+    current: str
+    final: str
+    truth: str
+    accepted: int
+    other_files: int  # edits offered in another document (the workspace holds none of them)
+    latencies_ms: list[float]  # of the requests after each accepted edit (warm)
+
+
+def plain(value: Any) -> Any:
+    """An answer or notification as plain dicts and lists (pygls hands unknown methods' results over
+    as named tuples)."""
+    if hasattr(value, "_asdict"):
+        value = value._asdict()
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
+def _change_of(edit: dict[str, Any]) -> Change:
+    start, end = edit["range"]["start"], edit["range"]["end"]
+    return Change((start["line"], start["character"]), (end["line"], end["character"]), edit["text"])
+
+
+class Replayer:
+    """Drives one language server through the cases, one document at a time."""
+
+    def __init__(self, client: BenchClient, workspace: Path, max_steps: int, max_chain: int) -> None:
+        self.client = client
+        self.workspace = workspace
+        self.max_steps = max_steps
+        self.max_chain = max_chain
+        self.version = 0
+
+    def _send(self, uri: str, changes: list[Change]) -> None:
+        self.version += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.version),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(
+                            start=types.Position(line=c.start[0], character=c.start[1]),
+                            end=types.Position(line=c.end[0], character=c.end[1]),
+                        ),
+                        text=c.text,
+                    )
+                    for c in changes
+                ],
+            )
+        )
+
+    async def _type(self, uri: str, old: str, new: str) -> str:
+        """Types ``old`` -> ``new``; returns the text the server now holds."""
+        text = old
+        for change in keystrokes(old, new):
+            await asyncio.sleep(KEYSTROKE_GAP_S)
+            self._send(uri, [change])
+            text = apply_changes(text, [change])
+        assert text == new
+        return text
+
+    async def _ask(
+        self, uri: str, text: str, cursor: int
+    ) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
+        """The edits offered at character ``cursor``, the round trip (ms), and the server's latest
+        ``codedraft/status`` after it."""
+        line, character = position_at(text, cursor)
+        params = {
+            "textDocument": {"uri": uri, "version": self.version},
+            "position": {"line": line, "character": character},
+            "context": {"triggerKind": 2},
+        }
+        started = time.perf_counter()
+        answer = plain(await self.client.protocol.send_request_async(INLINE_EDIT, params))
+        latency_ms = (time.perf_counter() - started) * 1000
+        edits = list((answer or {}).get("edits") or [])
+        if edits:
+            self.client.protocol.notify(DID_SHOW, {"item": {"command": edits[0].get("command")}})
+        await asyncio.sleep(0.02)  # the status notification that follows the answer
+        status = plain(self.client.statuses[-1]) if self.client.statuses else {}
+        return edits, latency_ms, status if isinstance(status, dict) else {}
+
+    def _open(self, case: Case) -> str:
+        path = self.workspace / case.name / case.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(case.before, encoding="utf-8")
+        uri = path.as_uri()
+        self.version = 1
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=case.before
+                )
+            )
+        )
+        return uri
+
+    def _close(self, uri: str) -> None:
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+        )
+
+    def _step(
+        self, uri: str, case: Case, number: int, user_before: str, current: str, cursor: int, asked: Any
+    ) -> Step:
+        """The request's step; the prediction is every edit of the answer in this document."""
+        edits, latency_ms, status = asked
+        here = [_change_of(e) for e in edits if e.get("textDocument", {}).get("uri", uri) == uri]
+        predicted = apply_edits(current, here) if here else current
+        cursor_line = position_at(current, cursor)[0]
+        truth = case.after
+        return Step(
+            case.name,
+            case.kind,
+            number,
+            user_before,
+            current,
+            predicted,
+            truth,
+            nearest_block(current, truth, cursor_line),
+            latency_ms,
+            len(edits),
+            status,
+        )
+
+    async def replay_blocks(self, case: Case) -> list[Step]:
+        """A multi or silence case: the user types the blocks one after the other (at most
+        ``max_steps``); one request after each."""
+        uri = self._open(case)
+        steps = []
+        text = case.before
+        for number in range(1, min(len(case.blocks), self.max_steps) + 1):
+            new = apply_blocks(case.before, case.blocks[:number])
+            await self._type(uri, text, new)
+            start, _, inserted = changed_span(text, new)
+            cursor = start + len(inserted)
+            steps.append(self._step(uri, case, number, text, new, cursor, await self._ask(uri, new, cursor)))
+            text = new
+        self._close(uri)
+        return steps
+
+    async def replay_rename(self, case: Case) -> tuple[Step, Chain]:
+        """A rename case: the user renames the first occurrence, then accepts each edit offered in
+        the file (at most ``max_chain``), asking again after each."""
+        assert case.rename is not None
+        uri = self._open(case)
+        offset, current = user_rename(case)
+        await self._type(uri, case.before, current)
+        cursor = offset + len(case.rename[1])
+        asked = await self._ask(uri, current, cursor)
+        first = self._step(uri, case, 1, case.before, current, cursor, asked)
+        chain = Chain(case.name, current, current, case.after, 0, 0, [])
+        edits = asked[0]
+        while edits and chain.accepted < self.max_chain:
+            edit = edits[0]
+            if edit.get("textDocument", {}).get("uri", uri) != uri:
+                chain.other_files += 1
+                break
+            change = _change_of(edit)
+            cursor = offset_at(chain.final, change.start) + len(change.text)
+            chain.final = apply_edits(chain.final, [change])
+            self._send(uri, [change])
+            arguments = (edit.get("command") or {}).get("arguments")
+            await self.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=ACCEPT, arguments=arguments)
+            )
+            chain.accepted += 1
+            edits, latency_ms, _ = await self._ask(uri, chain.final, cursor)
+            chain.latencies_ms.append(latency_ms)
+        self._close(uri)
+        return first, chain

@@ -1,0 +1,138 @@
+"""The figures of ``codedraft bench next-edit`` from the replayed steps and rename chains, and their
+printout."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from bench.next_edit.replay import Chain, Step
+from bench.next_edit.scoring import (
+    is_exact,
+    is_revert,
+    line_f1,
+    line_precision,
+    percentile,
+    rename_counts,
+)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Shares are 0..1, None where nothing was there to count."""
+
+    to_predict: int  # steps (multi and silence cases) with a true next change left
+    exact: float | None  # of those, the share answered with exactly the true next change
+    shown: float | None  # of those, the share answered with any edit
+    line_f1: float | None  # mean over those (no answer: 0)
+    line_precision: float | None  # mean over the answers given there
+    to_stay_quiet: int  # steps with nothing left (the last block of a case)
+    quiet: float | None  # of those, the share answered with no edit
+    answers: int  # steps of every kind answered with an edit
+    reverts: float | None  # of those, the share undoing the user's own last edit
+    rename_precision: float | None  # over occurrences, all rename chains together
+    rename_recall: float | None
+    rename_first_shown: float | None  # rename cases whose first request offered an edit
+    latency_ms: dict[str, tuple[float | None, float | None, int]]  # label: (p50, p90, count)
+    prompt_tokens: float | None  # median prompt tokens per request, where the server reported them
+    computed_tokens: float | None  # median prompt tokens computed (not reused), likewise
+
+
+def _share(hits: list[bool]) -> float | None:
+    return sum(hits) / len(hits) if hits else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _latencies(values: list[float]) -> tuple[float | None, float | None, int]:
+    return percentile(values, 0.5), percentile(values, 0.9), len(values)
+
+
+def _figure(step: Step, *names: str) -> float | None:
+    """The first of ``names`` found in the step's status (at the top or in one nested object)."""
+    places = [step.figures, *(v for v in step.figures.values() if isinstance(v, dict))]
+    for name in names:
+        for place in places:
+            if isinstance(place.get(name), int | float):
+                return float(place[name])
+    return None
+
+
+def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
+    """The benchmark's figures (see :class:`Figures`)."""
+    blocks = [s for s in steps if s.kind != "rename"]
+    left = [s for s in blocks if s.truth != s.current]
+    done = [s for s in blocks if s.truth == s.current]
+    answered = [s for s in steps if s.predicted != s.current]
+    counts = [rename_counts(c.current, c.final, c.truth) for c in chains]
+    right, guessed, true = (sum(column) for column in zip(*counts, strict=True)) if counts else (0, 0, 0)
+    firsts = [s for s in steps if s.kind == "rename"]
+    cold = [s.latency_ms for s in steps if s.number == 1]
+    warm = [s.latency_ms for s in steps if s.number > 1]
+    shown_warm = [s.latency_ms for s in steps if s.number > 1 and s.edits]
+    chained = [ms for c in chains for ms in c.latencies_ms]
+    prompts = [v for s in steps if (v := _figure(s, "promptTokens")) is not None]
+    reused = [
+        p - r
+        for s in steps
+        if (p := _figure(s, "promptTokens")) is not None and (r := _figure(s, "reusedTokens")) is not None
+    ]
+    return Figures(
+        to_predict=len(left),
+        exact=_share([is_exact(s.current, s.predicted, s.nearest, s.truth) for s in left]),
+        shown=_share([s.predicted != s.current for s in left]),
+        line_f1=_mean([line_f1(s.current, s.predicted, s.nearest) for s in left]),
+        line_precision=_mean(
+            [p for s in left if (p := line_precision(s.current, s.predicted, s.truth)) is not None]
+        ),
+        to_stay_quiet=len(done),
+        quiet=_share([s.predicted == s.current for s in done]),
+        answers=len(answered),
+        reverts=_share([is_revert(s.user_before, s.current, s.predicted) for s in answered]),
+        rename_precision=right / guessed if guessed else None,
+        rename_recall=right / true if true else None,
+        rename_first_shown=_share([s.predicted != s.current for s in firsts]),
+        latency_ms={
+            "cold (first request on the file)": _latencies(cold),
+            "warm (later requests on the file)": _latencies(warm),
+            "warm, an edit shown": _latencies(shown_warm),
+            "rename chain, after each accept": _latencies(chained),
+        },
+        prompt_tokens=statistics.median(prompts) if prompts else None,
+        computed_tokens=statistics.median(reused) if reused else None,
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f} %"
+
+
+def print_figures(figures: Figures) -> None:
+    """Prints the figures as the benchmark's result table."""
+    print(f"model predictions ({figures.to_predict} requests with a true next change left):")
+    print(f"  exact next edit              {_percent(figures.exact)}")
+    print(f"  shown (any edit)             {_percent(figures.shown)}")
+    f1 = "n/a" if figures.line_f1 is None else f"{figures.line_f1:.3f}"
+    print(f"  line F1 vs the nearest true change (no answer: 0)   {f1}")
+    print(f"  line precision of the answers vs all remaining changes   {_percent(figures.line_precision)}")
+    print(f"quiet where nothing is left ({figures.to_stay_quiet} requests): {_percent(figures.quiet)}")
+    print(f"reverts of the user's own edit ({figures.answers} answers): {_percent(figures.reverts)}")
+    print(
+        f"rename propagation over occurrences: precision {_percent(figures.rename_precision)}, "
+        f"recall {_percent(figures.rename_recall)}; first request offered an edit "
+        f"{_percent(figures.rename_first_shown)}"
+    )
+    print(f"{'latency from the edit to the answer (ms)':<44}{'p50':>9}{'p90':>9}{'n':>6}")
+    for label, (p50, p90, count) in figures.latency_ms.items():
+        cells = "".join(f"{'n/a' if v is None else f'{v:.0f}':>9}" for v in (p50, p90))
+        print(f"  {label:<42}{cells}{count:>6}")
+    if figures.prompt_tokens is None:
+        print("prompt tokens per request: not reported by the server's status")
+    else:
+        computed = "n/a" if figures.computed_tokens is None else f"{figures.computed_tokens:.0f}"
+        print(
+            f"prompt tokens per request, median: {figures.prompt_tokens:.0f}, "
+            f"computed (not reused) {computed}"
+        )
