@@ -7,7 +7,8 @@ commit's modified (not added, deleted or moved) ``.py`` files of at most ``MAX_C
 UTF-8, with "\\n" line ends:
 
 * rename: the file's change only replaces one identifier with another, at ``MIN_RENAMED`` or more
-  places (the commit may touch other files);
+  places where it is code (a name to Python's tokenizer, not in a string or comment); the commit may
+  touch other files;
 * multi: the commit modifies exactly one ``.py`` file, in 2 to ``MAX_BLOCKS`` blocks of at most
   ``MAX_BLOCK_LINES`` lines each, and is no rename;
 * silence: the commit modifies exactly one ``.py`` file, in one block of at most ``MAX_BLOCK_LINES``.
@@ -23,7 +24,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.next_edit.cases import CASES_FILE, Case, blocks_between, occurrence_offsets, rename_of, save_cases
+from bench.next_edit.cases import (
+    CASES_FILE,
+    Case,
+    blocks_between,
+    code_name_offsets,
+    rename_of,
+    renamed_offsets,
+    save_cases,
+)
 
 REPOSITORY = "https://github.com/encode/httpx"
 HEAD = "ae1b9f66238f75ced3ced5e4485408435de10768"  # master, 10 December 2025
@@ -77,12 +86,9 @@ def classify(before: str, after: str, only_python_file: bool) -> str | None:
         return None
     renamed = rename_of(before, after)
     if renamed is not None:
-        return (
-            "rename"
-            if len(occurrence_offsets(before, renamed[0])) - len(occurrence_offsets(after, renamed[0]))
-            >= MIN_RENAMED
-            else None
-        )
+        code = code_name_offsets(before, renamed[0])
+        in_code = sum(offset in code for offset in renamed_offsets(before, after))
+        return "rename" if in_code >= MIN_RENAMED else None
     if not only_python_file or any(max(b.end - b.start, len(b.lines)) > MAX_BLOCK_LINES for b in blocks):
         return None
     if len(blocks) == 1:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from bench.lsp import BenchClient
 from bench.next_edit.cases import Case, apply_blocks, user_rename
@@ -133,7 +134,10 @@ class Replayer:
             "context": {"triggerKind": 2},
         }
         started = time.perf_counter()
-        answer = plain(await self.client.protocol.send_request_async(INLINE_EDIT, params))
+        try:
+            answer = plain(await self.client.protocol.send_request_async(INLINE_EDIT, params))
+        except JsonRpcException as error:  # counted as an error and as no answer, not fatal
+            return [], (time.perf_counter() - started) * 1000, {"error": str(error)}
         latency_ms = (time.perf_counter() - started) * 1000
         edits = list((answer or {}).get("edits") or [])
         if edits:

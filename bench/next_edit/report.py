@@ -36,6 +36,7 @@ class Figures:
     latency_ms: dict[str, tuple[float | None, float | None, int]]  # label: (p50, p90, count)
     prompt_tokens: float | None  # median prompt tokens per request, where the server reported them
     computed_tokens: float | None  # median prompt tokens computed (not reused), likewise
+    errors: int  # requests the server answered with an error (scored as no answer)
 
 
 def _share(hits: list[bool]) -> float | None:
@@ -102,6 +103,7 @@ def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
         },
         prompt_tokens=statistics.median(prompts) if prompts else None,
         computed_tokens=statistics.median(reused) if reused else None,
+        errors=sum("error" in s.figures for s in steps),
     )
 
 
@@ -111,6 +113,8 @@ def _percent(value: float | None) -> str:
 
 def print_figures(figures: Figures) -> None:
     """Prints the figures as the benchmark's result table."""
+    if figures.errors:
+        print(f"ERRORS: {figures.errors} requests failed (scored as no answer)")
     print(f"model predictions ({figures.to_predict} requests with a true next change left):")
     print(f"  exact next edit              {_percent(figures.exact)}")
     print(f"  shown (any edit)             {_percent(figures.shown)}")

@@ -62,6 +62,8 @@ def test_commits_are_classified_by_the_rules() -> None:
     assert classify(body, body.replace("v3 =", "w3 ="), False) is None  # another .py file changed
     renamed = body + "print(k, k, k)\n"
     assert classify(renamed, renamed.replace("k", "key"), False) == "rename"
+    commented = body + "# k, k, k\n"
+    assert classify(commented, commented.replace("k", "key"), False) is None  # not code
     assert classify("x = 1\n", "x = 2\n", True) is None  # too small a file
 
 
