@@ -59,6 +59,7 @@ class Chain:
     """A rename case: the file after the user's first rename, after the edits accepted, the truth."""
 
     case: str
+    old: str  # the renamed identifier
     current: str
     final: str
     truth: str
@@ -215,7 +216,7 @@ class Replayer:
         cursor = offset + len(case.rename[1])
         asked = await self._ask(uri, current, cursor)
         first = self._step(uri, case, 1, case.before, current, cursor, asked)
-        chain = Chain(case.name, current, current, case.after, 0, 0, [])
+        chain = Chain(case.name, case.rename[0], current, current, case.after, 0, 0, [])
         edits = asked[0]
         while edits and chain.accepted < self.max_chain:
             edit = edits[0]

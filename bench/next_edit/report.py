@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from bench.next_edit.replay import Chain, Step
 from bench.next_edit.scoring import (
+    code_rename_counts,
     is_exact,
     is_revert,
     line_f1,
@@ -32,6 +33,7 @@ class Figures:
     reverts: float | None  # of those, the share undoing the user's own last edit
     rename_precision: float | None  # over occurrences, all rename chains together
     rename_recall: float | None
+    rename_code_recall: float | None  # over the occurrences that are code (no comments, strings)
     rename_first_shown: float | None  # rename cases whose first request offered an edit
     latency_ms: dict[str, tuple[float | None, float | None, int]]  # label: (p50, p90, count)
     prompt_tokens: float | None  # median prompt tokens per request, where the server reported them
@@ -69,6 +71,8 @@ def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
     answered = [s for s in steps if s.predicted != s.current]
     counts = [rename_counts(c.current, c.final, c.truth) for c in chains]
     right, guessed, true = (sum(column) for column in zip(*counts, strict=True)) if counts else (0, 0, 0)
+    code = [code_rename_counts(c.current, c.final, c.truth, c.old) for c in chains]
+    code_right, code_true = (sum(column) for column in zip(*code, strict=True)) if code else (0, 0)
     firsts = [s for s in steps if s.kind == "rename"]
     cold = [s.latency_ms for s in steps if s.number == 1]
     warm = [s.latency_ms for s in steps if s.number > 1]
@@ -94,6 +98,7 @@ def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
         reverts=_share([is_revert(s.user_before, s.current, s.predicted) for s in answered]),
         rename_precision=right / guessed if guessed else None,
         rename_recall=right / true if true else None,
+        rename_code_recall=code_right / code_true if code_true else None,
         rename_first_shown=_share([s.predicted != s.current for s in firsts]),
         latency_ms={
             "cold (first request on the file)": _latencies(cold),
@@ -125,7 +130,8 @@ def print_figures(figures: Figures) -> None:
     print(f"reverts of the user's own edit ({figures.answers} answers): {_percent(figures.reverts)}")
     print(
         f"rename propagation over occurrences: precision {_percent(figures.rename_precision)}, "
-        f"recall {_percent(figures.rename_recall)}; first request offered an edit "
+        f"recall {_percent(figures.rename_recall)} (of the occurrences in code: "
+        f"{_percent(figures.rename_code_recall)}); first request offered an edit "
         f"{_percent(figures.rename_first_shown)}"
     )
     print(f"{'latency from the edit to the answer (ms)':<44}{'p50':>9}{'p90':>9}{'n':>6}")

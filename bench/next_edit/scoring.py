@@ -12,7 +12,7 @@ import difflib
 import re
 from collections import Counter
 
-from bench.next_edit.cases import Block, apply_blocks, blocks_between, lines_of
+from bench.next_edit.cases import Block, apply_blocks, blocks_between, code_name_offsets, lines_of
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 
@@ -124,3 +124,12 @@ def percentile(values: list[float], q: float) -> float | None:
         return None
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def code_rename_counts(current: str, predicted: str, truth: str, old: str) -> tuple[int, int]:
+    """(right, true) as :func:`rename_counts` gives them, counting only the truth's renames of
+    ``old`` where it is code (not in a string or comment: the server proposes identifiers only)."""
+    starts = [match.start() for match in _TOKEN.finditer(current)]
+    code = code_name_offsets(current, old)
+    true = {c for c in token_changes(current, truth) if c[1] == c[0] + 1 and starts[c[0]] in code}
+    return len(token_changes(current, predicted) & true), len(true)

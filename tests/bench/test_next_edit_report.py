@@ -26,8 +26,10 @@ def test_the_figures_count_each_kind_of_step_apart(capsys: pytest.CaptureFixture
         _step("rename", 1, CURRENT, TRUTH, 100.0),
     ]
     chains = [
-        Chain("r1", "y = 1\nprint(x, x)\n", "y = 1\nprint(y, x)\n", "y = 1\nprint(y, y)\n", 1, 0, [50.0]),
-        Chain("r2", "q = f(p)\n", "q = f(q)\n", "q = f(p)\n", 1, 0, [70.0]),
+        Chain(
+            "r1", "x", "y = 1\nprint(x, x)\n", "y = 1\nprint(y, x)\n", "y = 1\nprint(y, y)\n", 1, 0, [50.0]
+        ),
+        Chain("r2", "p", "q = f(p)\n", "q = f(q)\n", "q = f(p)\n", 1, 0, [70.0]),
     ]
     figures = summarize(steps, chains)
     assert (figures.to_predict, figures.exact, figures.shown) == (2, 0.5, 0.5)
@@ -36,6 +38,7 @@ def test_the_figures_count_each_kind_of_step_apart(capsys: pytest.CaptureFixture
     assert (figures.to_stay_quiet, figures.quiet) == (2, 0.5)
     assert (figures.answers, figures.reverts) == (2, 0.5)
     assert (figures.rename_precision, figures.rename_recall) == (0.5, 0.5)
+    assert figures.rename_code_recall == 0.5
     assert figures.rename_first_shown == 0.0
     assert figures.latency_ms["cold (first request on the file)"] == (900.0, 1000.0, 3)
     assert figures.latency_ms["warm (later requests on the file)"] == (200.0, 300.0, 2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bench.next_edit.scoring import (
+    code_rename_counts,
     is_exact,
     is_revert,
     line_changes,
@@ -83,3 +84,11 @@ def test_percentiles_by_nearest_rank() -> None:
     assert percentile([3.0, 1.0, 2.0, 10.0], 0.5) == 3.0
     assert percentile([3.0, 1.0, 2.0, 10.0], 0.9) == 10.0
     assert percentile([], 0.5) is None
+
+
+def test_code_rename_counts_leave_out_the_truths_renames_in_comments_and_strings() -> None:
+    current = "y = 1  # x\nprint(x, 'x')\n"
+    truth = "y = 1  # y\nprint(y, 'x')\n"
+    assert rename_counts(current, truth, truth) == (2, 2, 2)
+    assert code_rename_counts(current, truth, truth, "x") == (1, 1)
+    assert code_rename_counts(current, current, truth, "x") == (0, 1)
