@@ -49,6 +49,8 @@ class PreparedRequest:
     asked_tokens: int  # max_tokens as the request gave it (or the call's default)
     # A chat's messages (escaped), for a backend that renders them with the engine's own template.
     chat_messages: list[dict[str, str]] | None = None
+    # A PredictEdit: superseded only by the session's next PredictEdit (`LiveRequests`).
+    next_edit: bool = False
 
     def engine_request(self, request_id: str, fitted: prompt_budget.FittedPrompt) -> Request:
         """What the engine runs. A prefill computes the prompt and shows nothing: its one greedy token
