@@ -14,6 +14,11 @@ the region's size), since a prediction over part of a region would rewrite lines
 An unset max_tokens is sized from what the reply repeats (the region; for Zeta, whose reply is the
 whole excerpt, its context lines too): `REPLY_SCALE` times its tokens plus `REPLY_MARKUP_TOKENS`,
 then clamped like every reply (`inference.reply_limits`).
+
+Prompt lookup may verify as many tokens in one round as the reply copies (`Request.draft_limit`):
+once the rewrite re-joins the original region, the region's unchanged rest is proposed and verified
+in one or few forward passes instead of decoded token by token; greedy output stays that of plain
+decoding (verification keeps only what the target itself would have chosen).
 """
 
 from __future__ import annotations
@@ -97,12 +102,13 @@ def stop_rules(format: NextEditFormat, tokenizer: Tokenizer) -> tuple[tuple[int,
     return tuple(sorted(i for i in ids if i is not None)), strings
 
 
-def reply_size(format: NextEditFormat, edit: NextEditInput, tokenizer: Tokenizer) -> int:
-    """The max_tokens of a request that leaves it unset (before the reply limits clamp it)."""
+def repeated_tokens(format: NextEditFormat, edit: NextEditInput, tokenizer: Tokenizer) -> int:
+    """Tokens of the text a reply copies: the region (for Zeta, whose reply is the whole excerpt, its
+    context lines too). It sizes an unset max_tokens and prompt lookup's draft limit."""
     repeated = edit.region
-    if format.name == "zeta":  # Zeta's reply is the whole excerpt: the context lines come back too
+    if format.name == "zeta":
         repeated = edit.context_before + repeated + edit.context_after
-    return int(len(tokenizer.encode(repeated)) * REPLY_SCALE) + REPLY_MARKUP_TOKENS
+    return len(tokenizer.encode(repeated))
 
 
 def fit_next_edit(
@@ -157,7 +163,8 @@ def prepare_predict_edit(request: pb.PredictEditRequest, served: ServedModel) ->
         )
     tokenizer, format = served.tokenizer, served.next_edit
     edit = next_edit_input(request, tokenizer.escape_special)
-    sampling = validation.sampling_params(request.sampling, reply_size(format, edit, tokenizer))
+    repeated = repeated_tokens(format, edit, tokenizer)
+    sampling = validation.sampling_params(request.sampling, int(repeated * REPLY_SCALE) + REPLY_MARKUP_TOKENS)
     spec_mode = validation.speculation_mode(request.speculation, served.limits)
     budget = prompt_budget.PromptBudget(
         served.context_length, served.limits.reply_tokens(sampling.max_tokens)
@@ -179,5 +186,6 @@ def prepare_predict_edit(request: pb.PredictEditRequest, served: ServedModel) ->
         pb.CompleteChunk,
         sampling.max_tokens,
         next_edit=True,
+        draft_limit=repeated,
     )
     return PreparedEdit(prepared, edit, format, tokenizer)
