@@ -120,7 +120,8 @@ for _ = 1, 5 do
   table.insert(offered, {line = edit.range.start.line, text = edit.text})
   client.notify("textDocument/didShowInlineEdit", {item = {command = edit.command}})
   vim.lsp.util.apply_text_edits({{range = edit.range, newText = edit.text}}, bufnr, "utf-16")
-  client.request_sync("workspace/executeCommand", {command = edit.command.command, arguments = edit.command.arguments}, 10000, bufnr)
+  local accept = {command = edit.command.command, arguments = edit.command.arguments}
+  client.request_sync("workspace/executeCommand", accept, 10000, bufnr)
 end
 -- Then "factor" to "ratio", and the rest through the code action, as Helix or Emacs would.
 vim.api.nvim_buf_set_text(bufnr, 0, 18, 0, 24, {"ratio"})

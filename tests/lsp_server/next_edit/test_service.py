@@ -9,9 +9,9 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from inference.api.codedraft.v1 import inference_pb2 as pb
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from indexer.workspace import WorkspaceIndex
+from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.config import NextEditSettings
 from lsp_server.next_edit.checks import REVERTS
 from lsp_server.next_edit.service import NOTHING, OFF, STALE, NextEditService
