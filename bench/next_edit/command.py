@@ -46,7 +46,6 @@ async def _replay(args: argparse.Namespace, model: Path, cases: list[Case]) -> t
     try:
         stats = InferenceClient(daemon.address)
         await daemon.wait_ready(stats, 600)
-        await stats.close()
         client = BenchClient()
         env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
         await client.start_io(
@@ -61,7 +60,7 @@ async def _replay(args: argparse.Namespace, model: Path, cases: list[Case]) -> t
         )
         client.initialized(types.InitializedParams())
         await wait_until_indexed(client, timeout_s=30)
-        replayer = Replayer(client, workspace, args.max_steps, args.max_chain)
+        replayer = Replayer(client, workspace, args.max_steps, args.max_chain, stats)
         for case in cases:
             if case.kind == "rename":
                 first, chain = await replayer.replay_rename(case)
@@ -76,6 +75,7 @@ async def _replay(args: argparse.Namespace, model: Path, cases: list[Case]) -> t
         await client.shutdown_async(None)
         client.exit(None)
         await client.stop()
+        await stats.close()
     finally:
         daemon.stop(timeout_s=60)
         shutil.rmtree(workspace, ignore_errors=True)

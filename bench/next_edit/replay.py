@@ -9,6 +9,7 @@ Each case gets a folder of its own in the workspace, so that no two cases' files
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,10 +30,19 @@ from bench.next_edit.keystrokes import (
     position_at,
 )
 from bench.next_edit.scoring import nearest_block
+from inference.client import InferenceClient
 
 INLINE_EDIT = "textDocument/copilotInlineEdit"
 DID_SHOW = "textDocument/didShowInlineEdit"
 ACCEPT = "codedraft.acceptInlineEdit"
+REJECT = "codedraft.rejectInlineEdit"
+DAEMON_COUNTS = {
+    "modelCalls": "requests_total",
+    "promptTokens": "prompt_tokens",
+    "computedTokens": "computed_tokens",
+    "generatedTokens": "generated_tokens",
+}
+"""The daemon's running totals a request's figures are the growth of (only the bench uses the daemon)."""
 KEYSTROKE_GAP_S = 0.03
 """Between the chunks of one typed edit: one burst of typing for the server's edit history."""
 
@@ -88,8 +98,16 @@ def _change_of(edit: dict[str, Any]) -> Change:
 class Replayer:
     """Drives one language server through the cases, one document at a time."""
 
-    def __init__(self, client: BenchClient, workspace: Path, max_steps: int, max_chain: int) -> None:
+    def __init__(
+        self,
+        client: BenchClient,
+        workspace: Path,
+        max_steps: int,
+        max_chain: int,
+        daemon: InferenceClient | None = None,
+    ) -> None:
         self.client = client
+        self.daemon = daemon
         self.workspace = workspace
         self.max_steps = max_steps
         self.max_chain = max_chain
@@ -123,17 +141,26 @@ class Replayer:
         assert text == new
         return text
 
+    async def _daemon_counts(self) -> dict[str, int]:
+        if self.daemon is None:
+            return {}
+        stats = await self.daemon.stats()
+        return {name: int(getattr(stats, field)) for name, field in DAEMON_COUNTS.items()}
+
     async def _ask(
         self, uri: str, text: str, cursor: int
     ) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
-        """The edits offered at character ``cursor``, the round trip (ms), and the server's latest
-        ``codedraft/status`` after it."""
+        """The edits offered at character ``cursor``, the round trip (ms), and figures: the daemon's
+        work for the request (``modelCalls``, ``promptTokens``, ``computedTokens``,
+        ``generatedTokens``), why the server stayed quiet (``quiet``), or the request's ``error``."""
         line, character = position_at(text, cursor)
         params = {
             "textDocument": {"uri": uri, "version": self.version},
             "position": {"line": line, "character": character},
             "context": {"triggerKind": 2},
         }
+        counts = await self._daemon_counts()
+        statuses = len(self.client.statuses)
         started = time.perf_counter()
         try:
             answer = plain(await self.client.protocol.send_request_async(INLINE_EDIT, params))
@@ -143,9 +170,14 @@ class Replayer:
         edits = list((answer or {}).get("edits") or [])
         if edits:
             self.client.protocol.notify(DID_SHOW, {"item": {"command": edits[0].get("command")}})
-        await asyncio.sleep(0.02)  # the status notification that follows the answer
-        status = plain(self.client.statuses[-1]) if self.client.statuses else {}
-        return edits, latency_ms, status if isinstance(status, dict) else {}
+        await asyncio.sleep(0.02)  # the status notification that follows a quiet answer
+        after = await self._daemon_counts()
+        figures: dict[str, Any] = {name: after[name] - counts[name] for name in counts}
+        quiet = [plain(s) for s in self.client.statuses[statuses:]]
+        reasons = [s.get("suppressed") for s in quiet if isinstance(s, dict) and s.get("suppressed")]
+        if not edits and reasons:
+            figures["quiet"] = reasons[-1]
+        return edits, latency_ms, figures
 
     def _open(self, case: Case) -> str:
         path = self.workspace / case.name / case.path
@@ -162,10 +194,12 @@ class Replayer:
         )
         return uri
 
-    def _close(self, uri: str) -> None:
+    def _close(self, uri: str, case: Case) -> None:
+        """Closes the document and deletes the case's folder: no later case meets its file."""
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
         )
+        shutil.rmtree(self.workspace / case.name, ignore_errors=True)
 
     def _step(
         self, uri: str, case: Case, number: int, user_before: str, current: str, cursor: int, asked: Any
@@ -192,18 +226,27 @@ class Replayer:
 
     async def replay_blocks(self, case: Case) -> list[Step]:
         """A multi or silence case: the user types the blocks one after the other (at most
-        ``max_steps``); one request after each."""
+        ``max_steps``), one request after each; a prediction shown is dismissed
+        (``codedraft.rejectInlineEdit``) before the next block is typed."""
         uri = self._open(case)
         steps = []
         text = case.before
+        shown: list[dict[str, Any]] = []
         for number in range(1, min(len(case.blocks), self.max_steps) + 1):
+            if shown:  # the user dismisses the prediction and types the next change
+                arguments = (shown[0].get("command") or {}).get("arguments")
+                await self.client.workspace_execute_command_async(
+                    types.ExecuteCommandParams(command=REJECT, arguments=arguments)
+                )
             new = apply_blocks(case.before, case.blocks[:number])
             await self._type(uri, text, new)
             start, _, inserted = changed_span(text, new)
             cursor = start + len(inserted)
-            steps.append(self._step(uri, case, number, text, new, cursor, await self._ask(uri, new, cursor)))
+            asked = await self._ask(uri, new, cursor)
+            shown = asked[0]
+            steps.append(self._step(uri, case, number, text, new, cursor, asked))
             text = new
-        self._close(uri)
+        self._close(uri, case)
         return steps
 
     async def replay_rename(self, case: Case) -> tuple[Step, Chain]:
@@ -234,5 +277,5 @@ class Replayer:
             chain.accepted += 1
             edits, latency_ms, _ = await self._ask(uri, chain.final, cursor)
             chain.latencies_ms.append(latency_ms)
-        self._close(uri)
+        self._close(uri, case)
         return first, chain

@@ -4,6 +4,7 @@ printout."""
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 from bench.next_edit.replay import Chain, Step
@@ -36,8 +37,10 @@ class Figures:
     rename_code_recall: float | None  # over the occurrences that are code (no comments, strings)
     rename_first_shown: float | None  # rename cases whose first request offered an edit
     latency_ms: dict[str, tuple[float | None, float | None, int]]  # label: (p50, p90, count)
-    prompt_tokens: float | None  # median prompt tokens per request, where the server reported them
-    computed_tokens: float | None  # median prompt tokens computed (not reused), likewise
+    prompt_tokens: float | None  # median prompt tokens per model call (the daemon's count)
+    computed_tokens: float | None  # median prompt tokens computed (not reused from the KV cache)
+    model_calls: int  # requests that asked the daemon
+    quiet_reasons: dict[str, int]  # why the server stayed quiet (codedraft/status), most common first
     errors: int  # requests the server answered with an error (scored as no answer)
 
 
@@ -53,14 +56,10 @@ def _latencies(values: list[float]) -> tuple[float | None, float | None, int]:
     return percentile(values, 0.5), percentile(values, 0.9), len(values)
 
 
-def _figure(step: Step, *names: str) -> float | None:
-    """The first of ``names`` found in the step's status (at the top or in one nested object)."""
-    places = [step.figures, *(v for v in step.figures.values() if isinstance(v, dict))]
-    for name in names:
-        for place in places:
-            if isinstance(place.get(name), int | float):
-                return float(place[name])
-    return None
+def _per_call(step: Step, name: str) -> float | None:
+    """The step's daemon figure ``name`` per model call; None when the model was not asked."""
+    calls = step.figures.get("modelCalls", 0)
+    return step.figures.get(name, 0) / calls if calls else None
 
 
 def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
@@ -74,16 +73,12 @@ def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
     code = [code_rename_counts(c.current, c.final, c.truth, c.old) for c in chains]
     code_right, code_true = (sum(column) for column in zip(*code, strict=True)) if code else (0, 0)
     firsts = [s for s in steps if s.kind == "rename"]
-    cold = [s.latency_ms for s in steps if s.number == 1]
-    warm = [s.latency_ms for s in steps if s.number > 1]
-    shown_warm = [s.latency_ms for s in steps if s.number > 1 and s.edits]
+    asked = [s for s in steps if s.figures.get("modelCalls")]
+    shown_model = [s.latency_ms for s in asked if s.number > 1 and s.edits]
     chained = [ms for c in chains for ms in c.latencies_ms]
-    prompts = [v for s in steps if (v := _figure(s, "promptTokens")) is not None]
-    reused = [
-        p - r
-        for s in steps
-        if (p := _figure(s, "promptTokens")) is not None and (r := _figure(s, "reusedTokens")) is not None
-    ]
+    prompts = [v for s in asked if (v := _per_call(s, "promptTokens")) is not None]
+    computed = [v for s in asked if (v := _per_call(s, "computedTokens")) is not None]
+    reasons = Counter(str(s.figures["quiet"]) for s in steps if "quiet" in s.figures)
     return Figures(
         to_predict=len(left),
         exact=_share([is_exact(s.current, s.predicted, s.nearest, s.truth) for s in left]),
@@ -101,13 +96,17 @@ def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
         rename_code_recall=code_right / code_true if code_true else None,
         rename_first_shown=_share([s.predicted != s.current for s in firsts]),
         latency_ms={
-            "cold (first request on the file)": _latencies(cold),
-            "warm (later requests on the file)": _latencies(warm),
-            "warm, an edit shown": _latencies(shown_warm),
+            "cold (first request on the file)": _latencies([s.latency_ms for s in steps if s.number == 1]),
+            "warm (later requests on the file)": _latencies([s.latency_ms for s in steps if s.number > 1]),
+            "model asked, cold": _latencies([s.latency_ms for s in asked if s.number == 1]),
+            "model asked, warm": _latencies([s.latency_ms for s in asked if s.number > 1]),
+            "model asked, warm, an edit shown": _latencies(shown_model),
             "rename chain, after each accept": _latencies(chained),
         },
         prompt_tokens=statistics.median(prompts) if prompts else None,
-        computed_tokens=statistics.median(reused) if reused else None,
+        computed_tokens=statistics.median(computed) if computed else None,
+        model_calls=len(asked),
+        quiet_reasons=dict(reasons.most_common()),
         errors=sum("error" in s.figures for s in steps),
     )
 
@@ -139,10 +138,12 @@ def print_figures(figures: Figures) -> None:
         cells = "".join(f"{'n/a' if v is None else f'{v:.0f}':>9}" for v in (p50, p90))
         print(f"  {label:<42}{cells}{count:>6}")
     if figures.prompt_tokens is None:
-        print("prompt tokens per request: not reported by the server's status")
+        print("prompt tokens per model call: no model call")
     else:
         computed = "n/a" if figures.computed_tokens is None else f"{figures.computed_tokens:.0f}"
         print(
-            f"prompt tokens per request, median: {figures.prompt_tokens:.0f}, "
-            f"computed (not reused) {computed}"
+            f"prompt tokens per model call ({figures.model_calls} requests asked the model), median: "
+            f"{figures.prompt_tokens:.0f}, computed (not reused) {computed}"
         )
+    for reason, count in figures.quiet_reasons.items():
+        print(f"  quiet {count:>3}x: {reason}")

@@ -19,10 +19,10 @@ def _step(kind: str, number: int, predicted: str, truth: str, latency_ms: float,
 
 def test_the_figures_count_each_kind_of_step_apart(capsys: pytest.CaptureFixture[str]) -> None:
     steps = [
-        _step("multi", 1, TRUTH, TRUTH, 900.0, lastNextEdit={"promptTokens": 500, "reusedTokens": 450}),
-        _step("multi", 2, CURRENT, TRUTH, 300.0),
-        _step("multi", 3, BEFORE, CURRENT, 200.0),  # nothing left, and it reverts the user
-        _step("silence", 1, CURRENT, CURRENT, 1000.0),
+        _step("multi", 1, TRUTH, TRUTH, 900.0, modelCalls=1, promptTokens=500, computedTokens=50),
+        _step("multi", 2, CURRENT, TRUTH, 300.0, quiet="next edit: no edit to predict"),
+        _step("multi", 3, BEFORE, CURRENT, 200.0, modelCalls=1, promptTokens=520, computedTokens=30),
+        _step("silence", 1, CURRENT, CURRENT, 1000.0, modelCalls=2, promptTokens=1000, computedTokens=200),
         _step("rename", 1, CURRENT, TRUTH, 100.0),
     ]
     chains = [
@@ -42,11 +42,14 @@ def test_the_figures_count_each_kind_of_step_apart(capsys: pytest.CaptureFixture
     assert figures.rename_first_shown == 0.0
     assert figures.latency_ms["cold (first request on the file)"] == (900.0, 1000.0, 3)
     assert figures.latency_ms["warm (later requests on the file)"] == (200.0, 300.0, 2)
-    assert figures.latency_ms["warm, an edit shown"] == (200.0, 200.0, 1)
+    assert figures.latency_ms["model asked, cold"] == (900.0, 1000.0, 2)
+    assert figures.latency_ms["model asked, warm, an edit shown"] == (200.0, 200.0, 1)
     assert figures.latency_ms["rename chain, after each accept"] == (50.0, 70.0, 2)
-    assert (figures.prompt_tokens, figures.computed_tokens) == (500.0, 50.0)
+    assert (figures.prompt_tokens, figures.computed_tokens, figures.model_calls) == (500.0, 50.0, 3)
+    assert figures.quiet_reasons == {"next edit: no edit to predict": 1}
     print_figures(figures)
     out = capsys.readouterr().out
     assert "exact next edit              50.0 %" in out
     assert "precision 50.0 %, recall 50.0 %" in out
-    assert "computed (not reused) 50" in out
+    assert "3 requests asked the model), median: 500, computed (not reused) 50" in out
+    assert "quiet   1x: next edit: no edit to predict" in out
