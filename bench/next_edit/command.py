@@ -35,7 +35,7 @@ from inference.defaults import DEFAULT_KV_CACHE_MB
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    return {"nextEdit": {"enabled": True}, "completion": {"timeoutMs": 120_000}}
+    return {"nextEdit": {"enabled": True, "model": not args.no_model, "timeoutMs": args.timeout_ms}}
 
 
 async def _replay(args: argparse.Namespace, model: Path, cases: list[Case]) -> tuple[list[Step], list[Chain]]:
@@ -93,6 +93,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases of each kind")
     parser.add_argument("--max-steps", type=int, default=3, help="blocks typed per case (default: 3)")
     parser.add_argument("--max-chain", type=int, default=20, help="edits accepted per rename (default: 20)")
+    parser.add_argument(
+        "--timeout-ms",
+        type=int,
+        default=30_000,
+        help="the server's nextEdit.timeoutMs (default: 30000, so that slow predictions are scored; "
+        "the server's own default is 5000)",
+    )
+    parser.add_argument(
+        "--no-model",
+        action="store_true",
+        help="nextEdit.model off: only the renames the index finds are offered (no model call)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write every step and chain here")
     parser.add_argument("--kv-cache-mb", type=int, default=DEFAULT_KV_CACHE_MB, help="the daemon's KV pool")
     parser.add_argument(

@@ -160,7 +160,6 @@ class Replayer:
             "context": {"triggerKind": 2},
         }
         counts = await self._daemon_counts()
-        statuses = len(self.client.statuses)
         started = time.perf_counter()
         try:
             answer = plain(await self.client.protocol.send_request_async(INLINE_EDIT, params))
@@ -173,10 +172,11 @@ class Replayer:
         await asyncio.sleep(0.02)  # the status notification that follows a quiet answer
         after = await self._daemon_counts()
         figures: dict[str, Any] = {name: after[name] - counts[name] for name in counts}
-        quiet = [plain(s) for s in self.client.statuses[statuses:]]
-        reasons = [s.get("suppressed") for s in quiet if isinstance(s, dict) and s.get("suppressed")]
-        if not edits and reasons:
-            figures["quiet"] = reasons[-1]
+        # The status is sent only when it changes, so a repeated reason comes as no notification:
+        # the latest status holds the reason of a quiet answer either way.
+        latest = plain(self.client.statuses[-1]) if self.client.statuses else {}
+        if not edits and isinstance(latest, dict) and latest.get("suppressed"):
+            figures["quiet"] = latest["suppressed"]
         return edits, latency_ms, figures
 
     def _open(self, case: Case) -> str:
