@@ -22,14 +22,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-
-from bench.lsp import BenchClient, wait_until_indexed
+from bench.lsp import wait_until_indexed
 from bench.next_edit.cases import CASES_FILE, KINDS, Case, load_cases
-from bench.next_edit.replay import Chain, Replayer, Step
+from bench.next_edit.replay import Chain, Replayer, Step, language_server
 from bench.next_edit.report import print_figures, summarize
 from inference.client import InferenceClient
-from inference.daemon_launcher import PrivateDaemon, codedraft_command
+from inference.daemon_launcher import PrivateDaemon
 from inference.default_model import packaged_gguf
 from inference.defaults import DEFAULT_KV_CACHE_MB
 
@@ -46,35 +44,20 @@ async def _replay(args: argparse.Namespace, model: Path, cases: list[Case]) -> t
     try:
         stats = InferenceClient(daemon.address)
         await daemon.wait_ready(stats, 600)
-        client = BenchClient()
-        env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
-        await client.start_io(
-            *codedraft_command("--log-level", "warning", "lsp", "--daemon", str(daemon.address)), env=env
-        )
-        await client.initialize_async(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(),
-                root_uri=workspace.as_uri(),
-                initialization_options=_settings(args),
-            )
-        )
-        client.initialized(types.InitializedParams())
-        await wait_until_indexed(client, timeout_s=30)
-        replayer = Replayer(client, workspace, args.max_steps, args.max_chain, stats)
-        for case in cases:
-            if case.kind == "rename":
-                first, chain = await replayer.replay_rename(case)
-                steps.append(first)
-                chains.append(chain)
-                told = f"{first.edits} edits {first.latency_ms:.0f} ms, then {chain.accepted} accepted"
-            else:
-                done = await replayer.replay_blocks(case)
-                steps.extend(done)
-                told = ", ".join(f"{s.edits} edits {s.latency_ms:.0f} ms" for s in done)
-            print(f"  {case.name:<22} {case.path:<40} {told}", flush=True)
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
+        async with language_server(workspace, str(daemon.address), _settings(args)) as client:
+            await wait_until_indexed(client, timeout_s=30)
+            replayer = Replayer(client, workspace, args.max_steps, args.max_chain, stats)
+            for case in cases:
+                if case.kind == "rename":
+                    first, chain = await replayer.replay_rename(case)
+                    steps.append(first)
+                    chains.append(chain)
+                    told = f"{first.edits} edits {first.latency_ms:.0f} ms, then {chain.accepted} accepted"
+                else:
+                    done = await replayer.replay_blocks(case)
+                    steps.extend(done)
+                    told = ", ".join(f"{s.edits} edits {s.latency_ms:.0f} ms" for s in done)
+                print(f"  {case.name:<22} {case.path:<40} {told}", flush=True)
         await stats.close()
     finally:
         daemon.stop(timeout_s=60)
