@@ -40,6 +40,7 @@ class Figures:
     prompt_tokens: float | None  # median prompt tokens per model call (the daemon's count)
     computed_tokens: float | None  # median prompt tokens computed (not reused from the KV cache)
     model_calls: int  # requests that asked the daemon
+    finished_calls: int  # of those, the ones the daemon finished (counted in its totals)
     quiet_reasons: dict[str, int]  # why the server stayed quiet (codedraft/status), most common first
     errors: int  # requests the server answered with an error (scored as no answer)
 
@@ -76,8 +77,10 @@ def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
     asked = [s for s in steps if s.figures.get("modelCalls")]
     shown_model = [s.latency_ms for s in asked if s.number > 1 and s.edits]
     chained = [ms for c in chains for ms in c.latencies_ms]
-    prompts = [v for s in asked if (v := _per_call(s, "promptTokens")) is not None]
-    computed = [v for s in asked if (v := _per_call(s, "computedTokens")) is not None]
+    # A call the server abandoned (its deadline) adds nothing to the daemon's totals: left out.
+    finished = [s for s in asked if s.figures.get("promptTokens")]
+    prompts = [v for s in finished if (v := _per_call(s, "promptTokens")) is not None]
+    computed = [v for s in finished if (v := _per_call(s, "computedTokens")) is not None]
     reasons = Counter(str(s.figures["quiet"]) for s in steps if "quiet" in s.figures)
     return Figures(
         to_predict=len(left),
@@ -106,6 +109,7 @@ def summarize(steps: list[Step], chains: list[Chain]) -> Figures:
         prompt_tokens=statistics.median(prompts) if prompts else None,
         computed_tokens=statistics.median(computed) if computed else None,
         model_calls=len(asked),
+        finished_calls=len(finished),
         quiet_reasons=dict(reasons.most_common()),
         errors=sum("error" in s.figures for s in steps),
     )
@@ -138,11 +142,12 @@ def print_figures(figures: Figures) -> None:
         cells = "".join(f"{'n/a' if v is None else f'{v:.0f}':>9}" for v in (p50, p90))
         print(f"  {label:<42}{cells}{count:>6}")
     if figures.prompt_tokens is None:
-        print("prompt tokens per model call: no model call")
+        print(f"prompt tokens per model call: none of the {figures.model_calls} model calls finished")
     else:
         computed = "n/a" if figures.computed_tokens is None else f"{figures.computed_tokens:.0f}"
         print(
-            f"prompt tokens per model call ({figures.model_calls} requests asked the model), median: "
+            f"prompt tokens per model call ({figures.finished_calls} of {figures.model_calls} calls "
+            "finished), median: "
             f"{figures.prompt_tokens:.0f}, computed (not reused) {computed}"
         )
     for reason, count in figures.quiet_reasons.items():

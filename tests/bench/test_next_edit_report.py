@@ -20,7 +20,7 @@ def _step(kind: str, number: int, predicted: str, truth: str, latency_ms: float,
 def test_the_figures_count_each_kind_of_step_apart(capsys: pytest.CaptureFixture[str]) -> None:
     steps = [
         _step("multi", 1, TRUTH, TRUTH, 900.0, modelCalls=1, promptTokens=500, computedTokens=50),
-        _step("multi", 2, CURRENT, TRUTH, 300.0, quiet="next edit: no edit to predict"),
+        _step("multi", 2, CURRENT, TRUTH, 300.0, modelCalls=1, quiet="next edit: no edit to predict"),
         _step("multi", 3, BEFORE, CURRENT, 200.0, modelCalls=1, promptTokens=520, computedTokens=30),
         _step("silence", 1, CURRENT, CURRENT, 1000.0, modelCalls=2, promptTokens=1000, computedTokens=200),
         _step("rename", 1, CURRENT, TRUTH, 100.0),
@@ -45,11 +45,12 @@ def test_the_figures_count_each_kind_of_step_apart(capsys: pytest.CaptureFixture
     assert figures.latency_ms["model asked, cold"] == (900.0, 1000.0, 2)
     assert figures.latency_ms["model asked, warm, an edit shown"] == (200.0, 200.0, 1)
     assert figures.latency_ms["rename chain, after each accept"] == (50.0, 70.0, 2)
-    assert (figures.prompt_tokens, figures.computed_tokens, figures.model_calls) == (500.0, 50.0, 3)
+    assert (figures.prompt_tokens, figures.computed_tokens) == (500.0, 50.0)
+    assert (figures.model_calls, figures.finished_calls) == (4, 3)
     assert figures.quiet_reasons == {"next edit: no edit to predict": 1}
     print_figures(figures)
     out = capsys.readouterr().out
     assert "exact next edit              50.0 %" in out
     assert "precision 50.0 %, recall 50.0 %" in out
-    assert "3 requests asked the model), median: 500, computed (not reused) 50" in out
+    assert "(3 of 4 calls finished), median: 500, computed (not reused) 50" in out
     assert "quiet   1x: next edit: no edit to predict" in out
