@@ -13,23 +13,52 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import sys
 import tempfile
+from collections.abc import AsyncIterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench.lsp import wait_until_indexed
+from lsprotocol import types
+
+from bench.lsp import BenchClient, wait_until_indexed
 from bench.next_edit.cases import CASES_FILE, KINDS, Case, load_cases
-from bench.next_edit.replay import Chain, Replayer, Step, language_server
+from bench.next_edit.replay import Chain, Replayer, Step
 from bench.next_edit.report import print_figures, summarize
 from inference.client import InferenceClient
-from inference.daemon_launcher import PrivateDaemon
+from inference.daemon_launcher import PrivateDaemon, codedraft_command
 from inference.default_model import packaged_gguf
 from inference.defaults import DEFAULT_KV_CACHE_MB
+
+
+@contextlib.asynccontextmanager
+async def language_server(
+    workspace: Path, daemon: str, settings: dict[str, Any]
+) -> AsyncIterator[BenchClient]:
+    """A ``codedraft lsp`` subprocess for ``workspace`` on the daemon at ``daemon``, initialized with
+    ``settings``; shut down on leaving. Its cache goes to ``workspace/.cache``."""
+    client = BenchClient()
+    env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
+    await client.start_io(*codedraft_command("--log-level", "warning", "lsp", "--daemon", daemon), env=env)
+    try:
+        await client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=workspace.as_uri(),
+                initialization_options=settings,
+            )
+        )
+        client.initialized(types.InitializedParams())
+        yield client
+        await client.shutdown_async(None)
+        client.exit(None)
+    finally:
+        await client.stop()
 
 
 def _settings(args: argparse.Namespace) -> dict[str, Any]:

@@ -9,11 +9,8 @@ Each case gets a folder of its own in the workspace, so that no two cases' files
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import shutil
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +31,6 @@ from bench.next_edit.keystrokes import (
 )
 from bench.next_edit.scoring import nearest_block
 from inference.client import InferenceClient
-from inference.daemon_launcher import codedraft_command
 
 INLINE_EDIT = "textDocument/copilotInlineEdit"
 DID_SHOW = "textDocument/didShowInlineEdit"
@@ -92,31 +88,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return value
-
-
-@contextlib.asynccontextmanager
-async def language_server(
-    workspace: Path, daemon: str, settings: dict[str, Any]
-) -> AsyncIterator[BenchClient]:
-    """A ``codedraft lsp`` subprocess for ``workspace`` on the daemon at ``daemon``, initialized with
-    ``settings``; shut down on leaving. Its cache goes to ``workspace/.cache``."""
-    client = BenchClient()
-    env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
-    await client.start_io(*codedraft_command("--log-level", "warning", "lsp", "--daemon", daemon), env=env)
-    try:
-        await client.initialize_async(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(),
-                root_uri=workspace.as_uri(),
-                initialization_options=settings,
-            )
-        )
-        client.initialized(types.InitializedParams())
-        yield client
-        await client.shutdown_async(None)
-        client.exit(None)
-    finally:
-        await client.stop()
 
 
 def _change_of(edit: dict[str, Any]) -> Change:

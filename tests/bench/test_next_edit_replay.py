@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.next_edit.cases import Case, blocks_between
-from bench.next_edit.replay import Replayer, language_server
+from bench.next_edit.command import language_server
+from bench.next_edit.replay import Replayer
 from bench.next_edit.scoring import rename_counts
 
 BEFORE = "def area(width, height):\n    return width * height\n\n\nprint(area(2, 3) + 1)\n"
