@@ -58,10 +58,12 @@ class Documents(Protocol):
 
 @dataclass(frozen=True)
 class Answer:
-    """The edits to offer (first is shown now), or why there are none."""
+    """The edits to offer (first is shown now), or why there are none; ``figures`` of the model's
+    prediction when the model was asked (camelCase, for the editor's status)."""
 
     edits: list[PendingEdit]
     quiet: str | None = None
+    figures: dict[str, float] | None = None
 
 
 class NextEditService:
@@ -175,20 +177,28 @@ class NextEditService:
         )
         if question is None:
             return Answer([], TOO_LONG)
+        started = self.clock()
         reply = await self.predict_edit(question.request, settings.timeout_ms / 1000)
+        figures = {
+            "latencyMs": round((self.clock() - started) * 1000, 1),
+            "promptTokens": reply.figures.prompt_tokens,
+            "reusedTokens": reply.figures.reused_tokens,
+            "generatedTokens": reply.figures.generated_tokens,
+            "draftAccepted": reply.figures.draft_accepted,
+        }
         if self.documents.text(path) != text:
-            return Answer([], STALE)
+            return Answer([], STALE, figures)
         if not reply.parsed:
-            return Answer([], NO_REPLY)
+            return Answer([], NO_REPLY, figures)
         predicted = predicted_text(text, question, reply.rewritten_region)
         last = self._last_user_edit()
         reason = await asyncio.to_thread(
             quiet_reason, language, text, predicted, last if last is not None and last.path == path else None
         )
         if reason is not None:
-            return Answer([], reason)
+            return Answer([], reason, figures)
         edits = region_edits(question.region.text, reply.rewritten_region, question.region.start_line)
-        return Answer(self.pending.add(_offsets(path, text, edits), "model"))
+        return Answer(self.pending.add(_offsets(path, text, edits), "model"), figures=figures)
 
     def _snippets(
         self, settings: NextEditSettings, path: str, text: str, line: int, column: int
