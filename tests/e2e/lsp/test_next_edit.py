@@ -210,3 +210,18 @@ async def test_the_models_rewrite_reaches_the_editor_as_an_edit_with_its_figures
         (again,) = await _inline_edits(client, uri, 0, 5)
         assert again["text"] == "2" and again["command"]["arguments"] != edit["command"]["arguments"]
         assert client.statuses[-1]["lastNextEdit"]["reusedTokens"] == figures["promptTokens"] - 1
+
+
+async def test_without_a_daemon_nothing_is_shown_and_renames_still_work(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    gone = f"unix:{tmp_path / 'nobody.sock'}"
+    settings = {"completion": {"prefill": False}}
+    async with running_lsp(workspace, tmp_path, daemon_address=gone, settings=settings) as client:
+        uri = open_document(client, workspace / "scale.py", SOURCE)
+        assert await _inline_edits(client, uri, 2, 4) == []
+        assert client.statuses[-1]["suppressed"].startswith("next edit: ")
+        assert "nobody.sock" in client.statuses[-1]["suppressed"]
+        _replace(client, uri, 2, (0, 17), (0, 23), "ratio")
+        (edit,) = await _inline_edits(client, uri, 0, 22)
+        assert (edit["range"]["start"], edit["text"]) == ({"line": 1, "character": 22}, "ratio")
