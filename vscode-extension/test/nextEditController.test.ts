@@ -1,0 +1,344 @@
+import * as assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+
+import {
+  type ControllerTimers,
+  type NextEditDisplay,
+  NextEditController,
+  type NextEditEditor,
+  type PendingRequest,
+  VISIBLE_CONTEXT,
+  WAITING_CONTEXT,
+} from '../src/nextEditController';
+import type { InlineEdit, InlineEditParams } from '../src/nextEditProtocol';
+import type { WirePosition } from '../src/protocol';
+
+const A = 'file:///w/a.py';
+const B = 'file:///w/b.py';
+
+class ManualTimers implements ControllerTimers {
+  private next = 0;
+  readonly pending = new Map<number, () => void>();
+  setTimeout(callback: () => void): unknown {
+    this.next += 1;
+    this.pending.set(this.next, callback);
+    return this.next;
+  }
+  clearTimeout(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  fire(): void {
+    const callbacks = [...this.pending.values()];
+    this.pending.clear();
+    callbacks.forEach((callback) => callback());
+  }
+}
+
+function offsetOf(text: string, position: WirePosition): number {
+  const lines = text.split('\n');
+  return lines.slice(0, position.line).reduce((sum, line) => sum + line.length + 1, 0) + position.character;
+}
+
+/** Documents as text, a cursor, and every call the controller makes, recorded. */
+class FakeEditor implements NextEditEditor {
+  on = true;
+  documents = new Map<string, { text: string; version: number }>();
+  at: { uri: string; position: WirePosition } | undefined = { uri: A, position: { line: 0, character: 0 } };
+  drawn: (NextEditDisplay | undefined)[] = [];
+  context = new Map<string, boolean>();
+  requests: { params: InlineEditParams; answer: (result: unknown) => void; cancelled: boolean }[] = [];
+  shownNotifications: unknown[] = [];
+  commands: { command: string; args: unknown[] }[] = [];
+  moves: { uri: string; position: WirePosition }[] = [];
+  controller!: NextEditController;
+
+  enabled(): boolean {
+    return this.on;
+  }
+  cursor() {
+    if (this.at === undefined) {
+      return undefined;
+    }
+    const document = this.documents.get(this.at.uri);
+    return document === undefined ? undefined : { ...this.at, version: document.version };
+  }
+  versionOf(uri: string): number | undefined {
+    return this.documents.get(uri)?.version;
+  }
+  textIn(uri: string, edit: InlineEdit): string | undefined {
+    const text = this.documents.get(uri)?.text;
+    return text?.slice(offsetOf(text, edit.range.start), offsetOf(text, edit.range.end));
+  }
+  /** Applies like VS Code: the change event comes before the promise resolves. */
+  apply(edit: InlineEdit): Promise<number | undefined> {
+    const uri = edit.textDocument.uri;
+    this.type(uri, edit.range.start, edit.range.end, edit.text);
+    return Promise.resolve(this.documents.get(uri)!.version);
+  }
+  moveCursor(uri: string, position: WirePosition): Promise<void> {
+    this.moves.push({ uri, position });
+    this.at = { uri, position };
+    this.controller.cursorMoved();
+    return Promise.resolve();
+  }
+  draw(display: NextEditDisplay | undefined): void {
+    this.drawn.push(display);
+  }
+  setContext(key: string, value: boolean): void {
+    this.context.set(key, value);
+  }
+  request(params: InlineEditParams): PendingRequest {
+    let answer!: (result: unknown) => void;
+    let fail!: (error: Error) => void;
+    const result = new Promise<unknown>((resolve, reject) => {
+      answer = resolve;
+      fail = reject;
+    });
+    const entry = { params, answer, cancelled: false };
+    this.requests.push(entry);
+    return {
+      result,
+      cancel: () => {
+        entry.cancelled = true;
+        fail(new Error('cancelled'));
+      },
+    };
+  }
+  notifyShown(params: unknown): void {
+    this.shownNotifications.push(params);
+  }
+  executeCommand(command: string, args: unknown[]): Promise<unknown> {
+    this.commands.push({ command, args });
+    return Promise.resolve(null);
+  }
+
+  /** A change to a document, reported to the controller as VS Code would. */
+  type(uri: string, start: WirePosition, end: WirePosition, text: string): void {
+    const document = this.documents.get(uri)!;
+    document.text = document.text.slice(0, offsetOf(document.text, start)) + text + document.text.slice(offsetOf(document.text, end));
+    document.version += 1;
+    this.controller.documentChanged(uri);
+  }
+  get last(): NextEditDisplay | undefined {
+    return this.drawn.at(-1);
+  }
+}
+
+const SOURCE = ['def scale(value, factor):', '    doubled = value * 2', '    return value * factor', '', '', '', '', '', 'print(value)', ''].join('\n');
+
+function rename(line: number, character: number, version: number, id: string, uri = A): InlineEdit {
+  return {
+    text: 'amount',
+    range: { start: { line, character }, end: { line, character: character + 5 } },
+    textDocument: { uri, version },
+    command: { title: 'Accept', command: 'codedraft.acceptInlineEdit', arguments: [id] },
+  };
+}
+
+let editor: FakeEditor;
+let timers: ManualTimers;
+let controller: NextEditController;
+/** The id of the edit shown now (a call, so that TypeScript does not narrow it between steps). */
+const shownId = (): unknown => controller.current?.command.arguments[0];
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+/** The user renames `value` to `amount` at the definition (version 1 → 2), cursor after it. */
+function userRenamesParameter(): void {
+  editor.type(A, { line: 0, character: 10 }, { line: 0, character: 15 }, 'amount');
+  editor.at = { uri: A, position: { line: 0, character: 16 } };
+}
+
+async function answerWith(edits: InlineEdit[]): Promise<void> {
+  timers.fire();
+  assert.equal(editor.requests.length > 0, true, 'a request was sent');
+  editor.requests.at(-1)!.answer({ edits });
+  await settle();
+}
+
+beforeEach(() => {
+  editor = new FakeEditor();
+  editor.documents.set(A, { text: SOURCE, version: 1 });
+  timers = new ManualTimers();
+  controller = new NextEditController(editor, 150, timers);
+  editor.controller = controller;
+});
+
+describe('NextEditController: asking', () => {
+  it('asks once the typing stops, with the document version and cursor', () => {
+    userRenamesParameter();
+    editor.type(A, { line: 0, character: 16 }, { line: 0, character: 16 }, '');
+    assert.equal(editor.requests.length, 0);
+    timers.fire();
+    assert.deepEqual(editor.requests.map((r) => r.params), [
+      { textDocument: { uri: A, version: 3 }, position: { line: 0, character: 16 }, context: { triggerKind: 2 } },
+    ]);
+  });
+
+  it('shows the first edit at its place, says so to the server and sets the context key', async () => {
+    userRenamesParameter();
+    const first = rename(1, 14, 2, 'r1');
+    await answerWith([first, rename(2, 11, 2, 'r2')]);
+    assert.deepEqual(controller.current, first);
+    assert.deepEqual(editor.last, {
+      uri: A,
+      parts: { deleted: { start: { line: 1, character: 14 }, end: { line: 1, character: 19 } }, insertAt: { line: 1, character: 19 }, inserted: 'amount' },
+      hint: undefined,
+    });
+    assert.deepEqual(editor.shownNotifications, [{ item: { command: first.command } }]);
+    assert.equal(editor.context.get(VISIBLE_CONTEXT), true);
+  });
+
+  it('drops an answer that comes after the document changed again, and cancels its request', async () => {
+    userRenamesParameter();
+    timers.fire();
+    const stale = editor.requests[0];
+    editor.type(A, { line: 3, character: 0 }, { line: 3, character: 0 }, '#');
+    assert.equal(stale.cancelled, true);
+    stale.answer({ edits: [rename(1, 14, 2, 'old')] });
+    await settle();
+    assert.equal(controller.current, undefined);
+    assert.deepEqual(editor.shownNotifications, []);
+  });
+
+  it('skips edits that name another version of an open document', async () => {
+    userRenamesParameter();
+    await answerWith([rename(1, 14, 1, 'stale'), rename(2, 11, 2, 'fresh')]);
+    assert.equal(shownId(), 'fresh');
+  });
+
+  it('asks nothing and shows nothing when the setting is off', async () => {
+    editor.on = false;
+    userRenamesParameter();
+    timers.fire();
+    assert.equal(editor.requests.length, 0);
+    editor.on = true;
+    userRenamesParameter();
+    timers.fire();
+    editor.on = false;
+    editor.requests[0].answer({ edits: [rename(1, 14, 3, 'r1')] });
+    await settle();
+    assert.equal(controller.current, undefined);
+  });
+});
+
+describe('NextEditController: Tab', () => {
+  it('applies a near edit, tells the server, and shows the next one moved to the new text', async () => {
+    userRenamesParameter();
+    const first = rename(1, 14, 2, 'r1');
+    await answerWith([first, rename(2, 11, 2, 'r2')]);
+    await controller.accept();
+    assert.equal(editor.documents.get(A)!.text.split('\n')[1], '    doubled = amount * 2');
+    assert.deepEqual(editor.commands, [{ command: 'codedraft.acceptInlineEdit', args: ['r1'] }]);
+    assert.deepEqual(editor.moves.at(-1), { uri: A, position: { line: 1, character: 20 } });
+    assert.equal(shownId(), 'r2');
+    assert.deepEqual(controller.current?.textDocument, { uri: A, version: 3 });
+    assert.equal(editor.requests.length, 1, 'our own edit does not ask again while edits follow');
+    await controller.accept();
+    assert.equal(editor.documents.get(A)!.text.split('\n')[2], '    return amount * factor');
+    assert.equal(controller.current, undefined);
+    assert.equal(editor.context.get(VISIBLE_CONTEXT), false);
+    timers.fire();
+    assert.equal(editor.requests.length, 2, 'the last applied edit asks for more');
+  });
+
+  it('jumps to a far edit first, with a hint at the cursor, and applies it on the second Tab', async () => {
+    userRenamesParameter();
+    await answerWith([rename(8, 6, 2, 'far')]);
+    assert.deepEqual(editor.last?.hint, { uri: A, line: 0, text: '⇥ Tab: next edit at line 9' });
+    await controller.accept();
+    assert.deepEqual(editor.moves, [{ uri: A, position: { line: 8, character: 6 } }]);
+    assert.equal(editor.documents.get(A)!.version, 2, 'the jump changes nothing');
+    assert.equal(editor.last?.hint, undefined);
+    await controller.accept();
+    assert.equal(editor.documents.get(A)!.text.split('\n')[8], 'print(amount)');
+  });
+
+  it('opens another file for an edit there, then applies it', async () => {
+    editor.documents.set(B, { text: 'from a import scale\nscale(value=1, factor=2)\n', version: 5 });
+    userRenamesParameter();
+    await answerWith([rename(1, 6, 5, 'other', B)]);
+    assert.deepEqual(editor.last?.hint, { uri: A, line: 0, text: '⇥ Tab: next edit in b.py (line 2)' });
+    await controller.accept();
+    assert.deepEqual(editor.moves, [{ uri: B, position: { line: 1, character: 6 } }]);
+    await controller.accept();
+    assert.equal(editor.documents.get(B)!.text, 'from a import scale\nscale(amount=1, factor=2)\n');
+  });
+
+  it('skips an edit whose document changed since the server looked, and asks again', async () => {
+    editor.documents.set(B, { text: 'scale(value=1)\n', version: 5 });
+    userRenamesParameter();
+    await answerWith([rename(0, 6, 5, 'other', B)]);
+    await controller.accept(); // the jump
+    editor.documents.get(B)!.version = 6; // changed on disk and reloaded, say
+    await controller.accept();
+    assert.equal(editor.documents.get(B)!.text, 'scale(value=1)\n');
+    assert.deepEqual(editor.commands, []);
+    assert.equal(controller.current, undefined);
+    timers.fire();
+    assert.equal(editor.requests.length, 2);
+  });
+});
+
+describe('NextEditController: Esc, typing and ghost text', () => {
+  it('Esc hides the edit and the ones after it, and tells the server', async () => {
+    userRenamesParameter();
+    await answerWith([rename(1, 14, 2, 'r1'), rename(2, 11, 2, 'r2')]);
+    controller.dismiss();
+    assert.equal(controller.current, undefined);
+    assert.equal(editor.last, undefined);
+    assert.equal(editor.context.get(VISIBLE_CONTEXT), false);
+    assert.deepEqual(editor.commands, [{ command: 'codedraft.rejectInlineEdit', args: ['r1'] }]);
+  });
+
+  it('typing hides the edit without rejecting it', async () => {
+    userRenamesParameter();
+    await answerWith([rename(1, 14, 2, 'r1')]);
+    editor.type(A, { line: 0, character: 16 }, { line: 0, character: 16 }, 's');
+    assert.equal(controller.current, undefined);
+    assert.deepEqual(editor.commands, []);
+  });
+
+  it('does not ask while ghost text stands at the cursor, and asks once it is hidden', async () => {
+    userRenamesParameter();
+    controller.ghostTextOffered(A, 2, { line: 0, character: 16 });
+    timers.fire();
+    assert.equal(editor.requests.length, 0);
+    assert.equal(editor.context.get(WAITING_CONTEXT), true);
+    controller.ghostTextHidden();
+    assert.equal(editor.context.get(WAITING_CONTEXT), false);
+    await answerWith([rename(1, 14, 2, 'r1')]);
+    assert.equal(shownId(), 'r1');
+  });
+
+  it('an edit shown before ghost text arrives steps back until the ghost text is hidden', async () => {
+    userRenamesParameter();
+    await answerWith([rename(1, 14, 2, 'r1'), rename(2, 11, 2, 'r2')]);
+    controller.ghostTextOffered(A, 2, { line: 0, character: 16 });
+    assert.equal(controller.current, undefined);
+    assert.equal(editor.last, undefined);
+    assert.equal(editor.context.get(VISIBLE_CONTEXT), false);
+    assert.equal(editor.context.get(WAITING_CONTEXT), true);
+    controller.ghostTextHidden();
+    assert.equal(shownId(), 'r1');
+    await controller.accept();
+    assert.equal(shownId(), 'r2');
+  });
+
+  it('ghost text at an older version or another place does not hold an edit back', async () => {
+    userRenamesParameter();
+    controller.ghostTextOffered(A, 1, { line: 0, character: 16 });
+    controller.ghostTextOffered(A, 2, { line: 0, character: 3 });
+    await answerWith([rename(1, 14, 2, 'r1')]);
+    assert.equal(shownId(), 'r1');
+  });
+
+  it('stop() drops the shown edit and the pending request', async () => {
+    userRenamesParameter();
+    await answerWith([rename(1, 14, 2, 'r1')]);
+    editor.type(A, { line: 3, character: 0 }, { line: 3, character: 0 }, '#');
+    controller.stop();
+    timers.fire();
+    assert.equal(editor.requests.length, 1);
+    assert.equal(controller.current, undefined);
+  });
+});
