@@ -26,8 +26,6 @@ export const NEXT_EDIT_DEBOUNCE_MS = 150;
 
 /** Context key: an edit is shown, so Tab and Esc are ours. */
 export const VISIBLE_CONTEXT = 'codedraft.nextEditVisible';
-/** Context key: an edit waits behind ghost text, so Esc also shows it. */
-export const WAITING_CONTEXT = 'codedraft.nextEditWaiting';
 
 /** One request in flight; `cancel` tells the server it is no longer wanted. */
 export interface PendingRequest {
@@ -66,7 +64,10 @@ export interface ControllerTimers {
   clearTimeout(handle: unknown): void;
 }
 
-/** An edit with whether its document was open when it arrived (else no version to check). */
+/**
+ * An edit with whether its version is to be checked: it names one and its document was open when
+ * it arrived (a document opened later, by the jump, starts at a version of the editor's own).
+ */
 interface Offered {
   edit: InlineEdit;
   checkVersion: boolean;
@@ -120,7 +121,6 @@ export class NextEditController {
       this.waiting = [this.shown, ...this.following];
       this.following = [];
       this.hide();
-      this.editor.setContext(WAITING_CONTEXT, true);
     }
   }
 
@@ -129,7 +129,6 @@ export class NextEditController {
     this.ghostText = undefined;
     const waiting = this.waiting;
     this.waiting = [];
-    this.editor.setContext(WAITING_CONTEXT, false);
     if (waiting.length > 0) {
       this.offer(waiting);
     } else if (this.requestAfterGhostText) {
@@ -219,10 +218,7 @@ export class NextEditController {
     }
     this.following = [];
     this.requestAfterGhostText = false;
-    if (this.waiting.length > 0) {
-      this.waiting = [];
-      this.editor.setContext(WAITING_CONTEXT, false);
-    }
+    this.waiting = [];
     this.hide();
   }
 
@@ -262,7 +258,6 @@ export class NextEditController {
     }
     if (this.ghostTextAtCursor()) {
       this.requestAfterGhostText = true;
-      this.editor.setContext(WAITING_CONTEXT, true);
       return;
     }
     this.inFlight?.cancel();
@@ -287,7 +282,12 @@ export class NextEditController {
     if (generation !== this.generation || now?.uri !== cursor.uri || now.version !== cursor.version || !this.editor.enabled()) {
       return;
     }
-    this.offer(inlineEditsOf(result).map((edit) => ({ edit, checkVersion: this.editor.versionOf(edit.textDocument.uri) !== undefined })));
+    this.offer(
+      inlineEditsOf(result).map((edit) => ({
+        edit,
+        checkVersion: edit.textDocument.version !== null && this.editor.versionOf(edit.textDocument.uri) !== undefined,
+      })),
+    );
   }
 
   /** Shows the first edit that still fits its document, or waits behind ghost text. */
@@ -300,7 +300,6 @@ export class NextEditController {
     }
     if (this.ghostTextAtCursor()) {
       this.waiting = fitting;
-      this.editor.setContext(WAITING_CONTEXT, true);
       return;
     }
     this.shown = fitting[0];

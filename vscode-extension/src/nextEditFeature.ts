@@ -16,7 +16,7 @@ export const NextEditCommand = {
   accept: 'codedraft.nextEdit.accept',
   /** Esc: dismiss the shown edit. */
   dismiss: 'codedraft.nextEdit.dismiss',
-  /** Esc while ghost text hides an edit that waits: hide the ghost text, show the edit. */
+  /** Esc while ghost text is shown: hide it, and show the edit that waited behind it. */
   hideGhostText: 'codedraft.nextEdit.hideGhostText',
 } as const;
 

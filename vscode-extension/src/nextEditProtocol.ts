@@ -25,11 +25,14 @@ export interface InlineEditCommand {
   arguments: unknown[];
 }
 
-/** One predicted edit: replace `range` of the named document version with `text`. */
+/**
+ * One predicted edit: replace `range` of the named document version with `text`. The version is
+ * null for a document the server read from disk (not open in the editor).
+ */
 export interface InlineEdit {
   text: string;
   range: WireRange;
-  textDocument: { uri: string; version: number };
+  textDocument: { uri: string; version: number | null };
   command: InlineEditCommand;
 }
 
@@ -67,7 +70,7 @@ function isInlineEdit(value: unknown): value is InlineEdit {
     comesBefore(range.start, range.end) &&
     isRecord(textDocument) &&
     typeof textDocument.uri === 'string' &&
-    typeof textDocument.version === 'number' &&
+    (typeof textDocument.version === 'number' || textDocument.version === null) &&
     isRecord(command) &&
     typeof command.command === 'string' &&
     (command.arguments === undefined || Array.isArray(command.arguments))
@@ -94,7 +97,7 @@ export function inlineEditsOf(result: unknown): InlineEdit[] {
         start: { line: item.range.start.line, character: item.range.start.character },
         end: { line: item.range.end.line, character: item.range.end.character },
       },
-      textDocument: { uri: item.textDocument.uri, version: item.textDocument.version },
+      textDocument: { uri: item.textDocument.uri, version: item.textDocument.version ?? null },
       command: {
         title: typeof item.command.title === 'string' ? item.command.title : '',
         command: item.command.command,

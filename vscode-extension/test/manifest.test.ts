@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { VISIBLE_CONTEXT, WAITING_CONTEXT } from '../src/nextEditController';
+import { VISIBLE_CONTEXT } from '../src/nextEditController';
 import { NextEditCommand } from '../src/nextEditFeature';
 import { ExtensionCommand, ServerCommand } from '../src/protocol';
 
@@ -73,7 +73,7 @@ describe('package.json', () => {
       assert.ok(when.includes(VISIBLE_CONTEXT), when.join(' && '));
       assert.ok(when.includes('!inlineSuggestionVisible'), when.join(' && '));
     }
-    assert.ok(hideGhostText.includes('inlineSuggestionVisible'));
-    assert.ok(hideGhostText.includes(WAITING_CONTEXT));
+    // Every Esc that hides ghost text goes through the extension, so that an edit waiting behind it shows.
+    assert.deepEqual(hideGhostText, ['editorTextFocus', 'inlineSuggestionVisible']);
   });
 });

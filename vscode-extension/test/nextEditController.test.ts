@@ -8,7 +8,6 @@ import {
   type NextEditEditor,
   type PendingRequest,
   VISIBLE_CONTEXT,
-  WAITING_CONTEXT,
 } from '../src/nextEditController';
 import type { InlineEdit, InlineEditParams } from '../src/nextEditProtocol';
 import type { WirePosition } from '../src/protocol';
@@ -43,6 +42,8 @@ function offsetOf(text: string, position: WirePosition): number {
 class FakeEditor implements NextEditEditor {
   on = true;
   documents = new Map<string, { text: string; version: number }>();
+  /** Files not open in the editor; moveCursor opens them at version 1. */
+  disk = new Map<string, string>();
   at: { uri: string; position: WirePosition } | undefined = { uri: A, position: { line: 0, character: 0 } };
   drawn: (NextEditDisplay | undefined)[] = [];
   context = new Map<string, boolean>();
@@ -77,6 +78,9 @@ class FakeEditor implements NextEditEditor {
   }
   moveCursor(uri: string, position: WirePosition): Promise<void> {
     this.moves.push({ uri, position });
+    if (!this.documents.has(uri) && this.disk.has(uri)) {
+      this.documents.set(uri, { text: this.disk.get(uri)!, version: 1 });
+    }
     this.at = { uri, position };
     this.controller.cursorMoved();
     return Promise.resolve();
@@ -264,6 +268,21 @@ describe('NextEditController: Tab', () => {
     assert.equal(editor.documents.get(B)!.text, 'from a import scale\nscale(amount=1, factor=2)\n');
   });
 
+  it('opens a file that was not open (the server names no version) and applies the edit there', async () => {
+    editor.disk.set(B, 'total = scale(value=1, factor=2)\n');
+    userRenamesParameter();
+    const unopened = { ...rename(0, 14, 0, 'disk', B), textDocument: { uri: B, version: null } };
+    await answerWith([unopened]);
+    assert.equal(shownId(), 'disk');
+    assert.equal(editor.last?.parts, undefined, 'nothing to draw in a document that is not open');
+    assert.deepEqual(editor.last?.hint, { uri: A, line: 0, text: '⇥ Tab: next edit in b.py (line 1)' });
+    await controller.accept();
+    assert.deepEqual(editor.drawn.at(-1)?.parts?.deleted, { start: { line: 0, character: 14 }, end: { line: 0, character: 19 } });
+    await controller.accept();
+    assert.equal(editor.documents.get(B)!.text, 'total = scale(amount=1, factor=2)\n');
+    assert.deepEqual(editor.commands, [{ command: 'codedraft.acceptInlineEdit', args: ['disk'] }]);
+  });
+
   it('skips an edit whose document changed since the server looked, and asks again', async () => {
     editor.documents.set(B, { text: 'scale(value=1)\n', version: 5 });
     userRenamesParameter();
@@ -303,9 +322,7 @@ describe('NextEditController: Esc, typing and ghost text', () => {
     controller.ghostTextOffered(A, 2, { line: 0, character: 16 });
     timers.fire();
     assert.equal(editor.requests.length, 0);
-    assert.equal(editor.context.get(WAITING_CONTEXT), true);
     controller.ghostTextHidden();
-    assert.equal(editor.context.get(WAITING_CONTEXT), false);
     await answerWith([rename(1, 14, 2, 'r1')]);
     assert.equal(shownId(), 'r1');
   });
@@ -317,7 +334,6 @@ describe('NextEditController: Esc, typing and ghost text', () => {
     assert.equal(controller.current, undefined);
     assert.equal(editor.last, undefined);
     assert.equal(editor.context.get(VISIBLE_CONTEXT), false);
-    assert.equal(editor.context.get(WAITING_CONTEXT), true);
     controller.ghostTextHidden();
     assert.equal(shownId(), 'r1');
     await controller.accept();
