@@ -200,6 +200,12 @@ class InferenceClient:
         )
         return result
 
+    async def predict_edit(self, request: pb.PredictEditRequest, timeout: float) -> pb.PredictEditReply:
+        """The editable region as the model rewrites it (next-edit prediction). Cancelling the task
+        that awaits it cancels the call, which stops the daemon's decoding (as for `complete`)."""
+        result: pb.PredictEditReply = await self._unary(self._stub.PredictEdit, request, timeout)
+        return result
+
     @staticmethod
     async def collect(chunks: AsyncIterator[Any]) -> StreamResult:
         """Read a whole stream into one `StreamResult`."""

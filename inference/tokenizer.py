@@ -78,6 +78,15 @@ class Tokenizer:
                 text = text.replace(token, f"{token[0]}\u200b{token[1:]}")
         return text
 
+    def unescape_special(self, text: str) -> str:
+        """The inverse of :meth:`escape_special`: model output that copied escaped client text (a
+        rewritten region) gets the client's special-token text back."""
+        for token in self.special_tokens:
+            escaped = f"{token[0]}\u200b{token[1:]}"
+            if escaped in text:
+                text = text.replace(escaped, token)
+        return text
+
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = False) -> str:
         """Text of `ids` (special tokens kept unless asked otherwise)."""
         return str(self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens))

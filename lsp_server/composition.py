@@ -14,6 +14,7 @@ from lsp_server.features import (
     documents,
     inline_completion,
     lifecycle,
+    next_edit,
 )
 from lsp_server.server import CodedraftServer
 
@@ -29,6 +30,7 @@ def create_server() -> CodedraftServer:
         completion_items,
         code_actions,
         commands,
+        next_edit,
     ):
         feature.setup(server)
     return server

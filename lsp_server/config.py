@@ -103,6 +103,20 @@ class IndexSettings:
 
 
 @dataclass(frozen=True)
+class NextEditSettings:
+    enabled: bool = True
+    """Whether next-edit suggestions are offered (``textDocument/copilotInlineEdit`` answers no edits
+    when off)."""
+    model: bool = True
+    """Whether the model is asked to rewrite the region at the cursor; off: only the renames the index
+    finds are offered (they need no model call)."""
+    timeout_ms: int = 5000
+    """A model prediction that takes longer is abandoned (and the daemon stops decoding it)."""
+    context_budget_tokens: int = 512
+    """Tokens of retrieved workspace context in a next-edit prompt."""
+
+
+@dataclass(frozen=True)
 class Settings:
     daemon: DaemonSettings = field(default_factory=DaemonSettings)
     """How the server reaches the inference daemon."""
@@ -112,6 +126,8 @@ class Settings:
     """Agent-verified fixes."""
     index: IndexSettings = field(default_factory=IndexSettings)
     """The workspace index."""
+    next_edit: NextEditSettings = field(default_factory=NextEditSettings)
+    """Next-edit suggestions."""
 
 
 def camel_case(name: str) -> str:

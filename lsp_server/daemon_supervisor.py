@@ -146,6 +146,15 @@ class DaemonSupervisor:
         except DaemonError as error:
             raise self._mapped(error) from None
 
+    async def predict_edit(self, request: pb.PredictEditRequest, timeout_s: float) -> pb.PredictEditReply:
+        """The daemon's rewrite of a next-edit region (``PredictEdit``); raises like
+        :meth:`stream_complete`."""
+        client = await self.client()
+        try:
+            return await client.predict_edit(request, timeout=timeout_s)
+        except DaemonError as error:
+            raise self._mapped(error) from None
+
     async def _stream(self, method: str, request: Any, timeout_s: float) -> AsyncIterator[Any]:
         client = await self.client()
         try:

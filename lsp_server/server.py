@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,8 +28,10 @@ from lsp_server.completion.service import CompletionService
 from lsp_server.config import DaemonSettings, Settings
 from lsp_server.cursor_prefill import CursorPrefill
 from lsp_server.daemon_supervisor import DaemonSupervisor
+from lsp_server.next_edit.service import NextEditService
 from lsp_server.reply_stream import EditorReplyStream, begin_reply_stream
 from lsp_server.status import StatusReporter
+from lsp_server.workspace_documents import WorkspaceDocuments
 
 if TYPE_CHECKING:
     import threading
@@ -61,6 +64,15 @@ class CodedraftServer(LanguageServer):
         )
         self.workspace_root: Path | None = None
         self.index: WorkspaceIndex | None = None
+        self.documents = WorkspaceDocuments(self)
+        self.next_edits = NextEditService(
+            lambda: self.settings.next_edit,
+            self.documents,
+            lambda: self.index.store if self.index is not None else None,
+            self.daemon.predict_edit,
+            self.retrieve,
+            time.monotonic,
+        )
         self.deleted: dict[str, bool] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 

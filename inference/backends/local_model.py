@@ -16,6 +16,7 @@ from inference.config import EngineConfig
 from inference.defaults import DEFAULT_KV_CACHE_MB, DEFAULT_MAX_NEW_TOKENS
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
+from inference.prompts.next_edit.choice import next_edit_format_for
 from inference.prompts.vocabulary import vocabulary_index
 from inference.reply_limits import request_limits
 
@@ -68,6 +69,10 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         engine = LLMEngine.from_loaded(target, config, draft)
     except ValueError as error:  # a draft model that does not match the target
         raise ModelLoadError(str(error)) from None
+    try:
+        next_edit = next_edit_format_for(target.tokenizer, target.name)
+    except ValueError as error:  # tokenizer_config.json names an unknown next_edit_format
+        raise ModelLoadError(f"{settings.model_dir}: {error}") from None
     context = target.config.max_position_embeddings
     limits = request_limits(context, settings.max_new_tokens, draft is not None)
     info = report_limits(
@@ -85,6 +90,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
             kv_blocks_total=engine.stats().kv_blocks_total,
             version=codedraft_version(),
             chars_per_token=measured_chars_per_token(target.tokenizer),
+            next_edit_format=next_edit.name,
         ),
         limits,
     )
@@ -100,5 +106,6 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         context_length=context,
         limits=limits,
         info=info,
+        next_edit=next_edit,
         weights=target.weights,
     )

@@ -24,6 +24,7 @@ from inference.defaults import DEFAULT_MAX_NEW_TOKENS
 from inference.loading import ModelLoadError
 from inference.prompts.chat import ChatTemplate, ChatTemplateError
 from inference.prompts.fim import fim_template_for
+from inference.prompts.next_edit.choice import next_edit_format_for
 from inference.reply_limits import request_limits
 from inference.tokenizer import Tokenizer
 
@@ -118,6 +119,11 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
         folder = settings.tokenizer_path
         raise ModelLoadError(f"cannot load the chat template of {folder}: {error}") from None
     fim = fim_template_for(tokenizer)
+    try:
+        # The engine's model id names Sweep's model as well as the tokenizer's folder does.
+        next_edit = next_edit_format_for(tokenizer, f"{settings.model} {settings.tokenizer_path.name}")
+    except ValueError as error:
+        raise ModelLoadError(f"--backend-tokenizer {settings.tokenizer_path}: {error}") from None
     reported = asyncio.run(probe_engine(settings))
     context = settings.context_length or reported or FALLBACK_CONTEXT
     limits = request_limits(context, settings.max_new_tokens, has_draft_model=False)
@@ -139,6 +145,7 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
             supports_tools=chat.supports_tools,
             version=_installed_version(),
             chars_per_token=measured_chars_per_token(tokenizer),
+            next_edit_format=next_edit.name,
         ),
         limits,
     )
@@ -152,6 +159,7 @@ def load_remote_model(settings: RemoteSettings) -> ServedModel:
         context_length=context,
         limits=limits,
         info=info,
+        next_edit=next_edit,
         constrains_tokens=False,
         prefills=False,
     )

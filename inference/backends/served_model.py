@@ -8,6 +8,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.backends.protocol import InferenceBackend
 from inference.prompts.chat import ChatTemplate
 from inference.prompts.fim import FimTemplate
+from inference.prompts.next_edit.inputs import NextEditFormat
 from inference.reply_limits import RequestLimits
 from inference.tokenizer import Tokenizer
 
@@ -23,6 +24,8 @@ class ServedModel:
     context_length: int
     limits: RequestLimits
     info: pb.ModelInfo
+    # The next-edit prompt format PredictEdit renders (chosen once at load, ModelInfo.next_edit_format).
+    next_edit: NextEditFormat
     # Whether the backend can constrain the first generated tokens, which token healing needs (a
     # remote OpenAI-compatible engine cannot: its completion would repeat the text healing removed).
     constrains_tokens: bool = True

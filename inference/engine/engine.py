@@ -127,7 +127,7 @@ class LLMEngine:
             prompt_ids,
             TextStream(decoder, request.sampling.stop),
             make_generator(request.sampling.seed, self.target.device),
-            controllers_for(request.spec_mode, self.proposers, self.config.speculation),
+            controllers_for(request.spec_mode, self.proposers, self.config.speculation, request.draft_limit),
             next(self._arrivals),
         )
         if self.config.stop_repetition:

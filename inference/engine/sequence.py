@@ -46,6 +46,9 @@ class Request:
     # Token healing: bytes removed from the prompt's end that the output must reproduce first (they
     # are not streamed); see inference.engine.healing_constraint.
     healing: bytes = b""
+    # Most tokens one prompt-lookup round may verify, when larger than SpeculationConfig.k_max: a
+    # rewrite of a region (PredictEdit) proposes the region's unchanged rest in one or few rounds.
+    draft_limit: int | None = None
 
 
 def checked_prompt(request: Request, tokenizer: Tokenizer, max_len: int, vocab_size: int) -> list[int]:

@@ -4,7 +4,8 @@ This table is the one owner of cancel-previous. It orders calls by their arrival
 before their prompts are fitted in worker threads (which can finish out of order), and names the
 newer request in the older one's final status. A Complete supersedes the older Complete and the
 Prefill of its session; a Prefill supersedes only the older Prefill (the cursor moved on): it never
-stops a completion.
+stops a completion. A PredictEdit supersedes only the older PredictEdit of its session: ghost text at
+the cursor and the next-edit prediction run side by side, neither stops the other.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ def request_id_for(given: str, face: str = "") -> str:
 
 @dataclass
 class LiveRequest:
-    """One Complete or Generate call from arrival until its stream ends.
+    """One Complete, Generate, Prefill or PredictEdit call from arrival until its stream ends.
 
     `stop_status` is set when the daemon (not the engine) decided to stop the request: by Cancel, by a
-    newer Complete (or, for a Prefill, a newer Prefill) of the same session, or by shutdown. It
+    newer request of the same session and lane (see the module docstring), or by shutdown. It
     becomes the call's final status.
     """
 
@@ -34,20 +35,29 @@ class LiveRequest:
     session_id: str
     supersedable: bool
     prefill: bool = False
+    next_edit: bool = False
     stop_status: tuple[Failure, str] | None = None
+
+    @property
+    def lane(self) -> str:
+        """Which of the session's running requests this one is: "completion", "prefill" or "next_edit"."""
+        return "prefill" if self.prefill else "next_edit" if self.next_edit else "completion"
+
+
+# The lanes a new request of each lane supersedes in its session.
+_SUPERSEDES = {"completion": ("completion", "prefill"), "prefill": ("prefill",), "next_edit": ("next_edit",)}
 
 
 class LiveRequests:
-    """Registry of live calls by request id, and of the running completion and prefill of each session.
+    """Registry of live calls by request id, and of the running request of each session and lane.
 
-    Invariant: `_by_session[s]` is the id of a live, supersedable, non-prefill request whose session
-    is `s`, and `_prefill_by_session[s]` that of a live prefill of session `s`.
+    Invariant: `_by_lane[lane][s]` is the id of a live, supersedable request of that lane whose
+    session is `s`.
     """
 
     def __init__(self) -> None:
         self._by_id: dict[str, LiveRequest] = {}
-        self._by_session: dict[str, str] = {}
-        self._prefill_by_session: dict[str, str] = {}
+        self._by_lane: dict[str, dict[str, str]] = {lane: {} for lane in _SUPERSEDES}
 
     def __len__(self) -> int:
         return len(self._by_id)
@@ -60,13 +70,13 @@ class LiveRequests:
 
     def add(self, live: LiveRequest) -> list[LiveRequest]:
         """Register `live`; returns the older requests of its session that it supersedes (a completion
-        supersedes the session's completion and prefill, a prefill only the session's prefill)."""
+        supersedes the session's completion and prefill, a prefill only the session's prefill, a next
+        edit only the session's next edit)."""
         self._by_id[live.request_id] = live
         if not (live.supersedable and live.session_id):
             return []
-        tables = [self._prefill_by_session] if live.prefill else [self._by_session, self._prefill_by_session]
         superseded: list[LiveRequest] = []
-        for table in tables:
+        for table in (self._by_lane[lane] for lane in _SUPERSEDES[live.lane]):
             older_id = table.pop(live.session_id, None)
             older = self._by_id.get(older_id) if older_id is not None else None
             if older is not None:
@@ -75,12 +85,12 @@ class LiveRequests:
                     f"superseded by request {live.request_id} of the same session {live.session_id!r}",
                 )
                 superseded.append(older)
-        (self._prefill_by_session if live.prefill else self._by_session)[live.session_id] = live.request_id
+        self._by_lane[live.lane][live.session_id] = live.request_id
         return superseded
 
     def remove(self, live: LiveRequest) -> None:
         self._by_id.pop(live.request_id, None)
-        for table in (self._by_session, self._prefill_by_session):
+        for table in self._by_lane.values():
             if table.get(live.session_id) == live.request_id:
                 del table[live.session_id]
 

@@ -49,6 +49,10 @@ class PreparedRequest:
     asked_tokens: int  # max_tokens as the request gave it (or the call's default)
     # A chat's messages (escaped), for a backend that renders them with the engine's own template.
     chat_messages: list[dict[str, str]] | None = None
+    # A PredictEdit: superseded only by the session's next PredictEdit (`LiveRequests`).
+    next_edit: bool = False
+    # Most tokens a prompt-lookup round may verify (`Request.draft_limit`); None: k_max.
+    draft_limit: int | None = None
 
     def engine_request(self, request_id: str, fitted: prompt_budget.FittedPrompt) -> Request:
         """What the engine runs. A prefill computes the prompt and shows nothing: its one greedy token
@@ -69,6 +73,7 @@ class PreparedRequest:
             kind=self.kind,
             spec_mode=self.spec_mode,
             chat_messages=self.chat_messages,
+            draft_limit=self.draft_limit,
         )
 
     def fit(self) -> tuple[prompt_budget.FittedPrompt, int]:

@@ -5,6 +5,7 @@ owner of cancel-previous), the counters, and shutting down. A face translates it
 proto request, iterates :meth:`RequestRunner.complete` / :meth:`~RequestRunner.generate`, and
 translates a :class:`~inference.call_status.CallFailed` into its own status: raised before the
 first chunk when the call is refused, after the last chunk when the call was stopped or failed.
+:meth:`RequestRunner.predict_edit` runs the same path and answers with the whole reply, parsed.
 
 A stream that the engine finished yields a last chunk (done, finish reason, figures). Leaving the
 iteration early (the client cancelled, disconnected or ran past its deadline) aborts the engine
@@ -34,6 +35,7 @@ from inference.server.call_outcome import CallOutcome, final_status
 from inference.server.counters import FINISH_REASONS, DaemonCounters, request_figures
 from inference.server.live_requests import LiveRequest, LiveRequests, request_id_for
 from inference.server.prepare import PreparedRequest, prepare_complete, prepare_generate, prepare_prefill
+from inference.server.prepare_next_edit import prepare_predict_edit
 from inference.server.validation import RequestError
 
 Prepare = Callable[[Any, ServedModel], PreparedRequest]
@@ -81,6 +83,23 @@ class RequestRunner:
         async for chunk in self._run(request, prepare_prefill):
             last = chunk
         return pb.PrefillResponse(request_id=last.request_id, prefilled=True, figures=last.figures)
+
+    async def predict_edit(self, request: pb.PredictEditRequest) -> pb.PredictEditReply:
+        """The region as the model rewrites it: run as a Complete runs (cancel-previous in the
+        session's next-edit lane, Cancel, deadlines, drain, figures), its text collected and parsed
+        with the served format. Raises CallFailed as `complete` does."""
+        served = self.ready()
+        try:
+            edit = prepare_predict_edit(request, served)
+        except RequestError as error:
+            raise CallFailed(Failure.INVALID_ARGUMENT, str(error)) from None
+        pieces: list[str] = []
+        last: Any = None
+        async with contextlib.aclosing(self._run(request, lambda _request, _served: edit.prepared)) as chunks:
+            async for chunk in chunks:
+                pieces.append(chunk.text_delta)
+                last = chunk
+        return edit.reply(last.request_id, "".join(pieces), last.finish_reason, last.figures)
 
     def cancel(self, request_id: str) -> bool:
         """Stops a live request (its stream ends CANCELLED); False when none has that id."""
@@ -146,6 +165,7 @@ class RequestRunner:
             request.session_id,
             supersedable=prepared.kind is not RequestKind.GENERATION,
             prefill=prefill,
+            next_edit=prepared.next_edit,
         )
         for older in self.live.add(live):
             served.backend.abort(older.request_id)

@@ -53,6 +53,7 @@ class InferenceServicer:
                 "Complete": unary_stream(self.Complete, pb.CompleteRequest, pb.CompleteChunk),
                 "Generate": unary_stream(self.Generate, pb.GenerateRequest, pb.GenerateChunk),
                 "Prefill": unary(self.Prefill, pb.CompleteRequest, pb.PrefillResponse),
+                "PredictEdit": unary(self.PredictEdit, pb.PredictEditRequest, pb.PredictEditReply),
                 "Cancel": unary(self.Cancel, pb.CancelRequest, pb.CancelResponse),
                 "GetModelInfo": unary(self.GetModelInfo, pb.GetModelInfoRequest, pb.ModelInfo),
                 "GetStats": unary(self.GetStats, pb.GetStatsRequest, pb.Stats),
@@ -82,6 +83,14 @@ class InferenceServicer:
         except CallFailed as failed:
             await context.abort(grpc_code(failed), failed.message)
             raise  # abort raised already
+
+    async def PredictEdit(self, request: Any, context: grpc.aio.ServicerContext) -> pb.PredictEditReply:
+        await _parsed(request, context)
+        try:
+            return await self.runner.predict_edit(request)
+        except CallFailed as failed:
+            await context.abort(grpc_code(failed), failed.message)
+            raise
 
     async def Cancel(self, request: Any, context: grpc.aio.ServicerContext) -> pb.CancelResponse:
         if isinstance(request, UndecodableRequest):

@@ -150,3 +150,18 @@ def check_generate(request: pb.GenerateRequest) -> None:
             )
     if not any(message.content for message in messages):
         raise RequestError("every chat message is empty")
+
+
+def check_predict_edit(request: pb.PredictEditRequest) -> None:
+    """Checks of a PredictEdit request that need no model: a region to rewrite and a cursor inside it."""
+    check_ids(request.request_id, request.session_id)
+    if not request.region:
+        raise RequestError("region is empty: send the editable region's lines (with their line ends)")
+    if request.cursor > len(request.region):
+        raise RequestError(
+            f"cursor is {request.cursor} but the region has only {len(request.region)} characters "
+            "(code points); the cursor must lie in the region"
+        )
+    for index, snippet in enumerate(request.snippets):
+        if not math.isfinite(snippet.score):
+            raise RequestError(f"snippets[{index}].score must be a finite number, got {snippet.score}")

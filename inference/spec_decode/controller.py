@@ -17,6 +17,7 @@ doubles after each probe that does not pay); mode draft always verifies it.
 from __future__ import annotations
 
 from collections.abc import Container, Mapping, Sequence
+from dataclasses import replace
 
 import torch
 
@@ -126,18 +127,24 @@ class SpeculationController:
 
 
 def controllers_for(
-    mode: SpecMode, available: Container[str], config: SpeculationConfig
+    mode: SpecMode, available: Container[str], config: SpeculationConfig, draft_limit: int | None = None
 ) -> dict[str, SpeculationController]:
     """One controller per proposer a request in `mode` may use, in the order they are tried.
 
     Mode auto tries prompt lookup first (free), then the draft model, and may pause either; a named
     mode uses its proposer only and never pauses; a missing proposer (no draft loaded) is skipped.
+    `draft_limit` (a request's, when larger than `config.k_max`) bounds prompt lookup's rounds in
+    place of k_max: a rewrite that copies a long text verifies its unchanged rest in few rounds. The
+    cost rule still picks each round's length; a draft model keeps k_max (it pays per token).
     """
     names = {SpecMode.OFF: [], SpecMode.NGRAM: ["ngram"], SpecMode.DRAFT: ["draft"]}.get(
         mode, ["ngram", "draft"]
     )
+    lookup = config
+    if draft_limit is not None and draft_limit > config.k_max:
+        lookup = replace(config, k_max=draft_limit)
     return {
-        name: SpeculationController(config, can_pause=mode == SpecMode.AUTO)
+        name: SpeculationController(lookup if name == "ngram" else config, can_pause=mode == SpecMode.AUTO)
         for name in names
         if name in available
     }

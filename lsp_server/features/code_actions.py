@@ -6,6 +6,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from lsp_server.edit_target import range_from_json, range_to_json
+from lsp_server.inline_edits import APPLY_TITLE, predicted_edits, workspace_edit
 from lsp_server.proposed_edit import FIX_TITLE, REFACTOR_TITLE, propose_edit
 from lsp_server.server import CodedraftServer
 
@@ -17,7 +18,7 @@ def setup(server: CodedraftServer) -> None:
     )
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
-    def code_actions(ls: CodedraftServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_actions(ls: CodedraftServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         if ls.open_document(uri) is None:
             return []
@@ -25,6 +26,7 @@ def setup(server: CodedraftServer) -> None:
         span = params.range
         if (span.start.line, span.start.character) == (span.end.line, span.end.character):
             ls.prefill.moved(uri, span.start)  # editors ask for code actions where the cursor rests
+            actions.extend(await _predicted_edit(ls, uri, span.start, params.context.trigger_kind))
         else:
             target = {"uri": uri, "range": range_to_json(span)}
             actions.append(
@@ -71,3 +73,26 @@ def setup(server: CodedraftServer) -> None:
         else:
             action.disabled = types.CodeActionDisabled(reason=error or "no fix")
         return action
+
+
+async def _predicted_edit(
+    ls: CodedraftServer, uri: str, cursor: types.Position, trigger: types.CodeActionTriggerKind | None
+) -> list[types.CodeAction]:
+    """The action "Apply predicted edit" for the prediction at the cursor, for editors that speak
+    neither ``copilotInlineEdit`` nor inline completion (Helix, Emacs). A prediction is made only when
+    the user asked for code actions (an editor's automatic requests, such as VS Code's light bulb, get
+    the edits already predicted and never start a model call). The action carries no command: the
+    server recognises its edit in the document's next change."""
+    if trigger is types.CodeActionTriggerKind.Automatic and not len(ls.next_edits.pending):
+        return []
+    edits = await predicted_edits(ls, uri, cursor.line, cursor.character)
+    if not edits:
+        return []
+    first = edits[0]
+    return [
+        types.CodeAction(
+            title=APPLY_TITLE,
+            kind=types.CodeActionKind.QuickFix,
+            edit=workspace_edit(ls, first),
+        )
+    ]

@@ -1,4 +1,5 @@
-"""Open documents: whether the last edit deleted text, typing rhythm, and unsaved text for the index.
+"""Open documents: whether the last edit deleted text, typing rhythm, unsaved text for the index, and
+the edit history that next-edit predictions read.
 
 pygls keeps the documents' text itself; these handlers add what completions and retrieval need.
 """
@@ -30,8 +31,10 @@ def setup(server: CodedraftServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: CodedraftServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.deleted[params.text_document.uri] = False
-        sync_buffer_later(ls, params.text_document.uri)
+        document = params.text_document
+        ls.deleted[document.uri] = False
+        sync_buffer_later(ls, document.uri)
+        ls.next_edits.opened(ls.relative_path(document.uri), document.version, document.text)
         # Where the cursor is, the notification codedraft/cursor says; until then, the start.
         ls.prefill.moved(params.text_document.uri, types.Position(line=0, character=0))
 
@@ -44,6 +47,8 @@ def setup(server: CodedraftServer) -> None:
         ls.completions.debounce.edited(uri)
         ls.prefill.edited(uri)
         sync_buffer_later(ls, uri)
+        if (document := ls.open_document(uri)) is not None:  # pygls has applied the changes
+            ls.next_edits.changed(ls.relative_path(uri), params.text_document.version, document.source)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: CodedraftServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -51,6 +56,7 @@ def setup(server: CodedraftServer) -> None:
         ls.deleted.pop(uri, None)
         ls.completions.forget(uri)
         ls.prefill.forget(uri)
+        ls.next_edits.closed(ls.relative_path(uri))
         if (handle := pending.pop(uri, None)) is not None:
             handle.cancel()
         if ls.index is not None:

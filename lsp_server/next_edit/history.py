@@ -73,6 +73,11 @@ class EditHistory:
             kept.append(edit)
         return kept[::-1]
 
+    def text(self, path: str) -> str | None:
+        """The last text seen of ``path``; None when it is not tracked."""
+        document = self._documents.get(path)
+        return None if document is None else document.text
+
     def expect_accepted(self, path: str, text: str) -> None:
         """A suggestion is being applied to ``path``: the change that makes its text ``text`` is
         recorded as an accepted edit (the editor reports it like any other change)."""

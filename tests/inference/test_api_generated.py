@@ -32,6 +32,7 @@ def test_service_has_the_contracted_methods() -> None:
         "Complete": True,
         "Generate": True,
         "Prefill": False,
+        "PredictEdit": False,
         "Cancel": False,
         "GetModelInfo": False,
         "GetStats": False,

@@ -176,4 +176,4 @@ async def test_reflection_lets_generic_tools_find_the_service(running: RunningDa
         for raw in answers[1].file_descriptor_response.file_descriptor_proto
     ]
     methods = {m.name for f in files for s in f.service if s.name == "Inference" for m in s.method}
-    assert methods == {"Complete", "Generate", "Prefill", "Cancel", "GetModelInfo", "GetStats"}
+    assert methods == {"Complete", "Generate", "Prefill", "PredictEdit", "Cancel", "GetModelInfo", "GetStats"}

@@ -200,6 +200,72 @@ class PrefillResponse(_message.Message):
     figures: RequestFigures
     def __init__(self, request_id: _Optional[str] = ..., prefilled: _Optional[bool] = ..., skipped: _Optional[str] = ..., figures: _Optional[_Union[RequestFigures, _Mapping]] = ...) -> None: ...
 
+class EditHunk(_message.Message):
+    __slots__ = ("original", "updated")
+    ORIGINAL_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_FIELD_NUMBER: _ClassVar[int]
+    original: str
+    updated: str
+    def __init__(self, original: _Optional[str] = ..., updated: _Optional[str] = ...) -> None: ...
+
+class PastEdit(_message.Message):
+    __slots__ = ("path", "diff", "hunks")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    HUNKS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    diff: str
+    hunks: _containers.RepeatedCompositeFieldContainer[EditHunk]
+    def __init__(self, path: _Optional[str] = ..., diff: _Optional[str] = ..., hunks: _Optional[_Iterable[_Union[EditHunk, _Mapping]]] = ...) -> None: ...
+
+class PredictEditRequest(_message.Message):
+    __slots__ = ("request_id", "session_id", "path", "language", "region", "cursor", "original_region", "context_before", "context_after", "starts_file", "history", "snippets", "sampling", "speculation")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    REGION_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_REGION_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_AFTER_FIELD_NUMBER: _ClassVar[int]
+    STARTS_FILE_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    SNIPPETS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLING_FIELD_NUMBER: _ClassVar[int]
+    SPECULATION_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    session_id: str
+    path: str
+    language: str
+    region: str
+    cursor: int
+    original_region: str
+    context_before: str
+    context_after: str
+    starts_file: bool
+    history: _containers.RepeatedCompositeFieldContainer[PastEdit]
+    snippets: _containers.RepeatedCompositeFieldContainer[ContextSnippet]
+    sampling: SamplingParams
+    speculation: SpeculationMode
+    def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., path: _Optional[str] = ..., language: _Optional[str] = ..., region: _Optional[str] = ..., cursor: _Optional[int] = ..., original_region: _Optional[str] = ..., context_before: _Optional[str] = ..., context_after: _Optional[str] = ..., starts_file: _Optional[bool] = ..., history: _Optional[_Iterable[_Union[PastEdit, _Mapping]]] = ..., snippets: _Optional[_Iterable[_Union[ContextSnippet, _Mapping]]] = ..., sampling: _Optional[_Union[SamplingParams, _Mapping]] = ..., speculation: _Optional[_Union[SpeculationMode, str]] = ...) -> None: ...
+
+class PredictEditReply(_message.Message):
+    __slots__ = ("request_id", "format", "parsed", "rewritten_region", "finish_reason", "figures")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    PARSED_FIELD_NUMBER: _ClassVar[int]
+    REWRITTEN_REGION_FIELD_NUMBER: _ClassVar[int]
+    FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    FIGURES_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    format: str
+    parsed: bool
+    rewritten_region: str
+    finish_reason: FinishReason
+    figures: RequestFigures
+    def __init__(self, request_id: _Optional[str] = ..., format: _Optional[str] = ..., parsed: _Optional[bool] = ..., rewritten_region: _Optional[str] = ..., finish_reason: _Optional[_Union[FinishReason, str]] = ..., figures: _Optional[_Union[RequestFigures, _Mapping]] = ...) -> None: ...
+
 class CancelRequest(_message.Message):
     __slots__ = ("request_id",)
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
@@ -233,7 +299,7 @@ class ModelDescription(_message.Message):
     def __init__(self, name: _Optional[str] = ..., path: _Optional[str] = ..., architecture: _Optional[str] = ..., parameters: _Optional[int] = ..., context_length: _Optional[int] = ..., vocab_size: _Optional[int] = ...) -> None: ...
 
 class ModelInfo(_message.Message):
-    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "supports_tools", "prefix_only", "default_completion_tokens", "reply_reserve_limit", "chars_per_token")
+    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "supports_tools", "prefix_only", "default_completion_tokens", "reply_reserve_limit", "chars_per_token", "next_edit_format")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
     HAS_DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -252,6 +318,7 @@ class ModelInfo(_message.Message):
     DEFAULT_COMPLETION_TOKENS_FIELD_NUMBER: _ClassVar[int]
     REPLY_RESERVE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     CHARS_PER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NEXT_EDIT_FORMAT_FIELD_NUMBER: _ClassVar[int]
     model: ModelDescription
     draft_model: ModelDescription
     has_draft_model: bool
@@ -270,7 +337,8 @@ class ModelInfo(_message.Message):
     default_completion_tokens: int
     reply_reserve_limit: int
     chars_per_token: float
-    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., supports_tools: _Optional[bool] = ..., prefix_only: _Optional[bool] = ..., default_completion_tokens: _Optional[int] = ..., reply_reserve_limit: _Optional[int] = ..., chars_per_token: _Optional[float] = ...) -> None: ...
+    next_edit_format: str
+    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., supports_tools: _Optional[bool] = ..., prefix_only: _Optional[bool] = ..., default_completion_tokens: _Optional[int] = ..., reply_reserve_limit: _Optional[int] = ..., chars_per_token: _Optional[float] = ..., next_edit_format: _Optional[str] = ...) -> None: ...
 
 class GetStatsRequest(_message.Message):
     __slots__ = ()

@@ -50,6 +50,11 @@ class InferenceStub:
                 request_serializer=codedraft_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
                 response_deserializer=codedraft_dot_v1_dot_inference__pb2.PrefillResponse.FromString,
                 _registered_method=True)
+        self.PredictEdit = channel.unary_unary(
+                '/codedraft.v1.Inference/PredictEdit',
+                request_serializer=codedraft_dot_v1_dot_inference__pb2.PredictEditRequest.SerializeToString,
+                response_deserializer=codedraft_dot_v1_dot_inference__pb2.PredictEditReply.FromString,
+                _registered_method=True)
         self.Cancel = channel.unary_unary(
                 '/codedraft.v1.Inference/Cancel',
                 request_serializer=codedraft_dot_v1_dot_inference__pb2.CancelRequest.SerializeToString,
@@ -105,6 +110,28 @@ class InferenceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PredictEdit(self, request, context):
+        """Next-edit prediction: the model rewrites the editable region around the cursor given the user's
+        recent edits and related snippets, and the reply carries the region as rewritten (equal to the
+        request's region when the model predicts no edit). The daemon owns the prompt format, chosen once
+        at load from the model's tokenizer and name (ModelInfo.next_edit_format): Sweep's next-edit
+        format, Zed's Zeta, or the model's chat template with an instruction for any other model. The
+        prompt runs from stable to volatile (snippets, then history, then the region), so after a
+        keystroke the KV cache keeps all but its tail. Unless speculation says otherwise, prompt lookup
+        proposes the rest of the original region once the rewrite re-joins it, and the target verifies
+        it in few forward passes; greedy output is identical to plain decoding.
+        Cancelled like Complete: by a newer PredictEdit of the same session_id (a Complete or Prefill
+        neither cancels it nor is cancelled by it), by Cancel with its request_id, or by cancelling the
+        call; the call then ends CANCELLED. A prompt longer
+        than the context loses snippets first (lowest score first), then the oldest history edits;
+        INVALID_ARGUMENT when the region and its context alone do not fit, or when the region is empty
+        or the cursor lies past its end. The reply's figures are those of a Complete's last chunk.
+        A daemon in front of a remote engine sends the rendered prompt as a raw prompt.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Cancel(self, request, context):
         """Stops a running request within one decode step and releases its KV blocks. Cancelling the
         streaming call itself has the same effect.
@@ -144,6 +171,11 @@ def add_InferenceServicer_to_server(servicer, server):
                     servicer.Prefill,
                     request_deserializer=codedraft_dot_v1_dot_inference__pb2.CompleteRequest.FromString,
                     response_serializer=codedraft_dot_v1_dot_inference__pb2.PrefillResponse.SerializeToString,
+            ),
+            'PredictEdit': grpc.unary_unary_rpc_method_handler(
+                    servicer.PredictEdit,
+                    request_deserializer=codedraft_dot_v1_dot_inference__pb2.PredictEditRequest.FromString,
+                    response_serializer=codedraft_dot_v1_dot_inference__pb2.PredictEditReply.SerializeToString,
             ),
             'Cancel': grpc.unary_unary_rpc_method_handler(
                     servicer.Cancel,
@@ -243,6 +275,33 @@ class Inference:
             '/codedraft.v1.Inference/Prefill',
             codedraft_dot_v1_dot_inference__pb2.CompleteRequest.SerializeToString,
             codedraft_dot_v1_dot_inference__pb2.PrefillResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PredictEdit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/codedraft.v1.Inference/PredictEdit',
+            codedraft_dot_v1_dot_inference__pb2.PredictEditRequest.SerializeToString,
+            codedraft_dot_v1_dot_inference__pb2.PredictEditReply.FromString,
             options,
             channel_credentials,
             insecure,
