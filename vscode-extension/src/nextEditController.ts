@@ -9,12 +9,11 @@
  * document or cursor's document changed is dropped. Everything the editor does goes through
  * `NextEditEditor`, so this logic runs in tests without VS Code.
  */
-import { advance, type Cursor, type EditParts, editsAfterApplying, hintText, partsOf, placeOf } from './nextEditLayout';
+import type { ControllerTimers, NextEditEditor, PendingRequest } from './nextEditHost';
+import { advance, editsAfterApplying, hintText, partsOf, placeOf } from './nextEditLayout';
 import {
   ACCEPT_INLINE_EDIT_COMMAND,
-  type DidShowInlineEditParams,
   type InlineEdit,
-  type InlineEditParams,
   inlineEditsOf,
   REJECT_INLINE_EDIT_COMMAND,
   TRIGGER_AUTOMATIC,
@@ -26,43 +25,6 @@ export const NEXT_EDIT_DEBOUNCE_MS = 150;
 
 /** Context key: an edit is shown, so Tab and Esc are ours. */
 export const VISIBLE_CONTEXT = 'codedraft.nextEditVisible';
-
-/** One request in flight; `cancel` tells the server it is no longer wanted. */
-export interface PendingRequest {
-  result: Promise<unknown>;
-  cancel(): void;
-}
-
-/** What the controller draws: the edit's parts in its document, and the hint at the cursor. */
-export interface NextEditDisplay {
-  uri: string;
-  parts: EditParts | undefined;
-  hint: { uri: string; line: number; text: string } | undefined;
-}
-
-/** The editor and the language server, as the controller sees them. */
-export interface NextEditEditor {
-  enabled(): boolean;
-  cursor(): (Cursor & { version: number }) | undefined;
-  /** The open document's version, or undefined when it is not open. */
-  versionOf(uri: string): number | undefined;
-  /** The text of a range of an open document, or undefined when it is not open. */
-  textIn(uri: string, edit: InlineEdit): string | undefined;
-  /** Applies the edit; resolves to the document's new version, or undefined when it failed. */
-  apply(edit: InlineEdit): Promise<number | undefined>;
-  /** Opens the document if need be and puts the cursor at `position`, revealed. */
-  moveCursor(uri: string, position: WirePosition): Promise<void>;
-  draw(display: NextEditDisplay | undefined): void;
-  setContext(key: string, value: boolean): void;
-  request(params: InlineEditParams): PendingRequest;
-  notifyShown(params: DidShowInlineEditParams): void;
-  executeCommand(command: string, args: unknown[]): Promise<unknown>;
-}
-
-export interface ControllerTimers {
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
 
 /**
  * An edit with whether its version is to be checked: it names one and its document was open when

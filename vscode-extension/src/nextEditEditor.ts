@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 
-import type { NextEditDisplay, NextEditEditor, PendingRequest } from './nextEditController';
+import type { NextEditDisplay, NextEditEditor, PendingRequest } from './nextEditHost';
 import { previewOf } from './nextEditLayout';
 import {
   DID_SHOW_INLINE_EDIT_NOTIFICATION,
