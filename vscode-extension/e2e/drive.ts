@@ -110,7 +110,8 @@ async function openFile(page: Page, name: string): Promise<void> {
   await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
   await page.keyboard.press('Enter');
   await page.locator('.tab.active', { hasText: name }).waitFor();
-  await page.locator('.monaco-editor .view-lines').first().click();
+  // The active group's editor: a panel (output, refactor preview) may hold other editors.
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
 }
 
 async function save(page: Page): Promise<void> {
