@@ -47,6 +47,8 @@ async def predicted_edits(ls: CodedraftServer, uri: str, line: int, column: int)
         log.info("next edit at %s:%d: %s", path, line, error)
         ls.status.update(suppressed=f"next edit: {error or type(error).__name__}")
         return []
+    if answer.figures is not None:
+        ls.status.update(last_next_edit=answer.figures)
     if answer.quiet is not None:
         ls.status.update(suppressed=f"next edit: {answer.quiet}")
     return [edit for edit in (_wire(ls, e) for e in answer.edits) if edit is not None]

@@ -1,7 +1,8 @@
 """What the backend is doing, sent to the editor as ``codedraft/status`` notifications.
 
 Params: ``{state, message, model?, device?, prefixOnly?, index?: {done, total}, lastCompletion?:
-{latencyMs, promptTokens, reusedTokens, daemonMs, firstTokenMs, localPrompt}, suppressed?}`` with state one of
+{latencyMs, promptTokens, reusedTokens, daemonMs, firstTokenMs, localPrompt}, lastNextEdit?: {latencyMs,
+promptTokens, reusedTokens, generatedTokens, draftAccepted}, suppressed?}`` with state one of
 loading, indexing, ready, degraded, error. ``prefixOnly`` is true when the model has no
 fill-in-the-middle tokens: its suggestions are written from the code above the cursor only (the code
 below only stops them).
@@ -39,6 +40,7 @@ class BackendStatus:
     index_done: int = 0
     index_total: int = 0
     last_completion: dict[str, float] = field(default_factory=dict)
+    last_next_edit: dict[str, float] = field(default_factory=dict)
     suppressed: str | None = None
 
     @property
@@ -61,6 +63,8 @@ class BackendStatus:
             params["index"] = {"done": self.index_done, "total": self.index_total}
         if self.last_completion:
             params["lastCompletion"] = dict(self.last_completion)
+        if self.last_next_edit:
+            params["lastNextEdit"] = dict(self.last_next_edit)
         if self.suppressed is not None:
             params["suppressed"] = self.suppressed
         return params

@@ -5,23 +5,34 @@ it (a rename's references elsewhere) and turn paths back into the editor's URIs.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
+
+from pygls.workspace import TextDocument
 
 from indexer.languages import language_name_for_path
-
-if TYPE_CHECKING:
-    from pygls.workspace import TextDocument
-
-    from lsp_server.server import CodedraftServer
 
 MAX_DISK_BYTES = 2_000_000
 """A file on disk larger than this is not read for a prediction (as the history bounds documents)."""
 
 
+class Editor(Protocol):
+    """What the language server knows of the editor's documents."""
+
+    @property
+    def workspace_root(self) -> Path | None:
+        """The workspace folder; None without one."""
+
+    def open_documents(self) -> list[TextDocument]:
+        """Every document open in the editor."""
+
+    def relative_path(self, uri: str) -> str:
+        """A document's path relative to the workspace (its absolute path when outside it)."""
+
+
 class WorkspaceDocuments:
     """Open documents and files on disk, by the paths the index and the edit history use."""
 
-    def __init__(self, server: CodedraftServer) -> None:
+    def __init__(self, server: Editor) -> None:
         self.server = server
 
     def _open(self, path: str) -> TextDocument | None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from inference.config import RequestKind, SamplingParams, SpecMode
+from inference.engine.confidence import ConfidenceTracker, LineConfidence
 from inference.engine.errors import EngineError, InvalidRequestError
 from inference.engine.healing_constraint import HealingConstraint
 from inference.engine.repetition import RepetitionGuard
@@ -92,6 +93,9 @@ class RequestMetrics:
     preemptions: int = 0  # times its blocks were taken back for another request (it then recomputes)
     queue_seconds: float = 0.0
     finish_reason: FinishReason | None = None
+    # How sure the model was of its text, per line (inference.engine.confidence); empty from a remote engine.
+    lines: tuple[LineConfidence, ...] = ()
+    first_token_logprob: float | None = None
 
 
 @dataclass
@@ -150,6 +154,7 @@ class Sequence:
         self.error: EngineError | None = None
         self.pending_tokens: list[int] = []
         self.pending_text: list[str] = []
+        self.confidence = ConfidenceTracker()
         # Stops the output when it loops and holds back the text such a stop would cut (None: off).
         self.repetition: RepetitionGuard | None = None
         self.healing: HealingConstraint | None = None
@@ -197,6 +202,8 @@ class Sequence:
             first, last = self.first_token_time, self.last_token_time
             if first is not None and last is not None and last > first and self.num_generated > 1:
                 self.metrics.decode_tokens_per_s = (self.num_generated - 1) / (last - first)
+            self.metrics.lines = self.confidence.lines()
+            self.metrics.first_token_logprob = self.confidence.first_token_logprob
         out = RequestOutput(
             request_id=self.request_id,
             delta="".join(self.pending_text),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from inference.engine.confidence import token_logprob
 from inference.engine.errors import EngineError, ResourceExhaustedError
 from inference.engine.healing_constraint import constrained
 from inference.engine.kv_cache import KVCacheManager
@@ -197,7 +198,7 @@ class SequenceRunner:
         ``logits`` holds the row each token was chosen from; the exactness tests wrap this method to
         compare those rows (cache hit against miss, speculative against plain)."""
         params = seq.request.sampling
-        for token in tokens:
+        for row, token in enumerate(tokens):
             now = time.perf_counter()
             if seq.first_token_time is None:
                 seq.first_token_time = now
@@ -212,6 +213,7 @@ class SequenceRunner:
             else:
                 seq.pending_tokens.append(token)
                 text = seq.stream.push(token)
+                seq.confidence.push(token_logprob(logits[row], token), text)
                 seq.pending_text.append(text if seq.repetition is None else seq.repetition.push(token, text))
                 if seq.stream.stopped:
                     seq.finish_reason = FinishReason.STOP

@@ -44,6 +44,12 @@ def request_figures(
     figures.draft_proposed = metrics.spec_proposed
     figures.draft_accepted = metrics.spec_accepted
     figures.target_forward_passes = metrics.target_forward_passes
+    figures.lines.extend(
+        pb.LineConfidence(tokens=line.tokens, mean_logprob=line.mean_logprob, min_logprob=line.min_logprob)
+        for line in metrics.lines
+    )
+    if metrics.first_token_logprob is not None:
+        figures.first_token_logprob = metrics.first_token_logprob
     return figures
 
 

@@ -3,8 +3,10 @@ and how a prediction is made when the editor asks for one.
 
 A request at a cursor is answered, in order, by: the edits of the last prediction still standing (a
 rename's remaining occurrences, stepped through with Tab); the same rename at the other references
-of a symbol, when the user's latest edit renamed an identifier (the index, no model call); the model's
-rewrite of the region at the cursor, diffed into edits. Every prediction passes ``checks.py`` before
+of a symbol, when the user's latest edit renamed an identifier (the index, no model call); when it
+changed a function's parameters, the model's rewrite of the region around each call site the index
+knows (a jump away from the cursor); the model's rewrite of the region at the cursor, diffed into
+edits. Every prediction passes ``checks.py`` before
 it is shown; otherwise the answer is the reason to stay quiet.
 """
 
@@ -26,7 +28,7 @@ from lsp_server.next_edit.history import EditHistory
 from lsp_server.next_edit.model_request import predicted_text, question_at
 from lsp_server.next_edit.pending import PendingEdit, PendingEdits, offset_of
 from lsp_server.next_edit.region import RegionEdit, region_edits
-from lsp_server.next_edit.renames import propose_renames
+from lsp_server.next_edit.renames import JumpTarget, call_sites_after_signature_change, propose_renames
 
 if TYPE_CHECKING:
     from indexer.store import IndexStore
@@ -58,10 +60,12 @@ class Documents(Protocol):
 
 @dataclass(frozen=True)
 class Answer:
-    """The edits to offer (first is shown now), or why there are none."""
+    """The edits to offer (first is shown now), or why there are none; ``figures`` of the model's
+    prediction when the model was asked (camelCase, for the editor's status)."""
 
     edits: list[PendingEdit]
     quiet: str | None = None
+    figures: dict[str, float] | None = None
 
 
 class NextEditService:
@@ -85,6 +89,7 @@ class NextEditService:
         self.history = EditHistory()
         self.pending = PendingEdits()
         self._derived: FileEdit | None = None  # the user edit the index was last asked about
+        self._call_sites: list[JumpTarget] = []  # calls of a function whose parameters just changed
 
     # The editor's documents.
 
@@ -137,13 +142,27 @@ class NextEditService:
             renames = await asyncio.to_thread(self._renames, last)
             if renames:
                 return Answer(self.pending.add(renames, "rename"))
+            self._call_sites = await asyncio.to_thread(self._call_sites_of, last)
         if not settings.model:
             return Answer([], NOTHING)
+        while self._call_sites:  # a changed signature: the model rewrites each call site in turn
+            site = self._call_sites.pop(0)
+            answer = await self._model_prediction(settings, site.path, *site.position)
+            if answer.edits:
+                return answer
         return await self._model_prediction(settings, path, line, column)
 
     def _last_user_edit(self) -> FileEdit | None:
         edits = [edit for edit in self.history.edits() if not edit.accepted]
         return edits[-1] if edits else None
+
+    def _call_sites_of(self, edit: FileEdit) -> list[JumpTarget]:
+        spec = language_spec(self.documents.language(edit.path))
+        if spec is None:
+            return []
+        return call_sites_after_signature_change(
+            spec, edit.path, edit.before, edit.after, self.store(), self.documents.open_texts()
+        )
 
     def _renames(self, edit: FileEdit) -> list[tuple[str, int, int, str, str]]:
         spec = language_spec(self.documents.language(edit.path))
@@ -175,20 +194,28 @@ class NextEditService:
         )
         if question is None:
             return Answer([], TOO_LONG)
+        started = self.clock()
         reply = await self.predict_edit(question.request, settings.timeout_ms / 1000)
+        figures = {
+            "latencyMs": round((self.clock() - started) * 1000, 1),
+            "promptTokens": reply.figures.prompt_tokens,
+            "reusedTokens": reply.figures.reused_tokens,
+            "generatedTokens": reply.figures.generated_tokens,
+            "draftAccepted": reply.figures.draft_accepted,
+        }
         if self.documents.text(path) != text:
-            return Answer([], STALE)
+            return Answer([], STALE, figures)
         if not reply.parsed:
-            return Answer([], NO_REPLY)
+            return Answer([], NO_REPLY, figures)
         predicted = predicted_text(text, question, reply.rewritten_region)
         last = self._last_user_edit()
         reason = await asyncio.to_thread(
             quiet_reason, language, text, predicted, last if last is not None and last.path == path else None
         )
         if reason is not None:
-            return Answer([], reason)
+            return Answer([], reason, figures)
         edits = region_edits(question.region.text, reply.rewritten_region, question.region.start_line)
-        return Answer(self.pending.add(_offsets(path, text, edits), "model"))
+        return Answer(self.pending.add(_offsets(path, text, edits), "model"), figures=figures)
 
     def _snippets(
         self, settings: NextEditSettings, path: str, text: str, line: int, column: int

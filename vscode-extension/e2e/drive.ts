@@ -1,7 +1,8 @@
 /**
  * Drives code-server in Chromium through the user's path: trust the folder, open a Python file,
  * wait for the extension's status bar item, then either (scenario "working") type, accept the
- * ghost text with Tab, find it in the file, refactor a selection and apply the previewed edit, or
+ * ghost text with Tab, find it in the file, refactor a selection and apply the previewed edit, then
+ * rename a parameter in another file and step through the next-edit suggestions (e2e/nextEdit.ts), or
  * (scenario "start-failure") check the "could not start" message and its "Open settings" action.
  * It judges what a person would: the ghost text has no loop and the file parses once it is accepted;
  * the refactor keeps `fibonacci` defined and the file parsing, or is refused with the server's
@@ -13,6 +14,7 @@ import * as path from 'node:path';
 import { chromium, type Locator, type Page } from 'playwright-core';
 
 import { definesFunction, isProposalCheckRefusal, loopIn, pythonSyntaxError } from './judge';
+import { RENAME_FILE, stepThroughRename } from './nextEdit';
 
 interface Options {
   url: string;
@@ -25,6 +27,11 @@ interface Options {
   readyTimeoutMs: number;
   completionTimeoutMs: number;
   python: string;
+  /** The file of the next-edit test, and where the screenshot of a shown next edit goes. */
+  nextEditFile: string;
+  nextEditScreenshot: string;
+  /** Skip ghost text and refactor (CODEDRAFT_E2E_ONLY_NEXT_EDIT=1), to look at next edits alone. */
+  onlyNextEdit: boolean;
 }
 
 function options(): Options {
@@ -51,6 +58,9 @@ function options(): Options {
     readyTimeoutMs: Number(env.E2E_READY_TIMEOUT_MS ?? 300_000),
     completionTimeoutMs: Number(env.E2E_COMPLETION_TIMEOUT_MS ?? 180_000),
     python: env.E2E_PYTHON ?? 'python3',
+    nextEditFile: required('E2E_NEXT_EDIT_FILE'),
+    nextEditScreenshot: required('E2E_NEXT_EDIT_SCREENSHOT'),
+    onlyNextEdit: env.E2E_ONLY_NEXT_EDIT === '1',
   };
 }
 
@@ -100,7 +110,8 @@ async function openFile(page: Page, name: string): Promise<void> {
   await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor();
   await page.keyboard.press('Enter');
   await page.locator('.tab.active', { hasText: name }).waitFor();
-  await page.locator('.monaco-editor .view-lines').first().click();
+  // The active group's editor: a panel (output, refactor preview) may hold other editors.
+  await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
 }
 
 async function save(page: Page): Promise<void> {
@@ -108,7 +119,7 @@ async function save(page: Page): Promise<void> {
   await page.locator('.tab.active.dirty').waitFor({ state: 'detached' });
 }
 
-async function working(page: Page, opts: Options): Promise<void> {
+async function serverReady(page: Page, opts: Options): Promise<void> {
   const item = statusItem(page);
   await step('server ready', () =>
     page.waitForFunction(
@@ -125,7 +136,10 @@ async function working(page: Page, opts: Options): Promise<void> {
   if (/stopped|error|daemon down/.test(summary.statusReady as string)) {
     throw new Error(`the backend did not get ready: the status bar says "${summary.statusReady as string}"`);
   }
+}
 
+async function working(page: Page, opts: Options): Promise<void> {
+  const item = statusItem(page);
   const ghost = page.locator('.ghost-text-decoration, .ghost-text-decoration-preview, .ghost-text').first();
   await step('ghost text', async () => {
     await page.keyboard.press('Control+End');
@@ -261,6 +275,22 @@ async function working(page: Page, opts: Options): Promise<void> {
   summary.documentAfterRefactor = afterRefactor;
 }
 
+async function nextEdits(page: Page, opts: Options): Promise<void> {
+  await step('open the next-edit file', () => openFile(page, RENAME_FILE));
+  const seen = await step('next edits', () =>
+    stepThroughRename(page, {
+      file: opts.nextEditFile,
+      screenshot: opts.nextEditScreenshot,
+      timeoutMs: opts.completionTimeoutMs,
+    }),
+  );
+  Object.assign(summary, seen);
+  const syntax = pythonSyntaxError(opts.nextEditFile, opts.python);
+  if (syntax !== undefined) {
+    throw new Error(`the file does not parse after the next edits (${syntax})`);
+  }
+}
+
 async function startFailure(page: Page, opts: Options): Promise<void> {
   const toast = page.locator('.notification-toast', { hasText: 'the language server could not start' });
   await step('start failure message', () => toast.waitFor({ timeout: 60_000 }));
@@ -307,7 +337,11 @@ async function main(): Promise<number> {
     await step('status bar item', () => statusItem(page).waitFor({ timeout: 60_000 }));
     summary.statusFirstSeen = normalize((await statusItem(page).textContent()) ?? '');
     if (opts.scenario === 'working') {
-      await working(page, opts);
+      await serverReady(page, opts);
+      if (!opts.onlyNextEdit) {
+        await working(page, opts);
+      }
+      await nextEdits(page, opts);
     } else {
       await startFailure(page, opts);
     }

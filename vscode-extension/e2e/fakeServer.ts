@@ -15,6 +15,7 @@ const logPath = process.env.CODEDRAFT_FAKE_LOG;
 const pending = new Map<number, (message: Message) => void>();
 const cancelled = new Set<number | string>();
 const documents = new Map<string, string>();
+const versions = new Map<string, number>();
 let nextOwnId = 1;
 let buffer = Buffer.alloc(0);
 
@@ -80,6 +81,30 @@ async function longCommand(command: string, argument: Params): Promise<unknown> 
   return { id, applied, reason: applied ? null : 'the edit was not applied' };
 }
 
+/**
+ * Next edits of the e2e's prices.py, like the real server's rename propagation: once the parameter
+ * `price` of `total` has another name, every use still called `price` is an edit to that name.
+ */
+function renameEdits(uri: string, text: string, version: number): unknown[] {
+  const renamed = /^def total\((\w+), count\):/m.exec(text)?.[1];
+  if (!uri.endsWith('/prices.py') || renamed === undefined || renamed === 'price') {
+    return [];
+  }
+  const edits: unknown[] = [];
+  text.split('\n').forEach((line, index) => {
+    for (const use of line.matchAll(/\bprice\b/g)) {
+      const start = { line: index, character: use.index };
+      edits.push({
+        text: renamed,
+        range: { start, end: { line: index, character: use.index + use[0].length } },
+        textDocument: { uri, version },
+        command: { title: 'Accept next edit', command: 'codedraft.acceptInlineEdit', arguments: [`fake-${index}-${use.index}`] },
+      });
+    }
+  });
+  return edits;
+}
+
 async function handle(message: Message): Promise<unknown> {
   const params = (message.params ?? {}) as Params;
   switch (message.method) {
@@ -89,7 +114,7 @@ async function handle(message: Message): Promise<unknown> {
           textDocumentSync: 1,
           inlineCompletionProvider: true,
           completionProvider: { triggerCharacters: ['.'] },
-          executeCommandProvider: { commands: ['codedraft.refactor', 'codedraft.fix', 'codedraft.reindex', 'codedraft.status'] },
+          executeCommandProvider: { commands: ['codedraft.refactor', 'codedraft.fix', 'codedraft.reindex', 'codedraft.status', 'codedraft.acceptInlineEdit', 'codedraft.rejectInlineEdit'] },
         },
         serverInfo: { name: 'codedraft-fake', version: '0' },
       };
@@ -113,6 +138,10 @@ async function handle(message: Message): Promise<unknown> {
       });
       return { items: [{ insertText: FAKE_COMPLETION.slice(typed.length), range: { start: position, end: position } }] };
     }
+    case 'textDocument/copilotInlineEdit': {
+      const uri = (params.textDocument as { uri: string }).uri;
+      return { edits: renameEdits(uri, documents.get(uri) ?? '', versions.get(uri) ?? 0) };
+    }
     case 'textDocument/completion':
       return { isIncomplete: false, items: [{ label: 'fake-completion-item' }] };
     case 'workspace/executeCommand': {
@@ -121,6 +150,8 @@ async function handle(message: Message): Promise<unknown> {
         case 'codedraft.status':
           return status;
         case 'codedraft.reindex':
+        case 'codedraft.acceptInlineEdit':
+        case 'codedraft.rejectInlineEdit':
           return null;
         default:
           return longCommand(params.command as string, argument);
@@ -134,7 +165,13 @@ async function handle(message: Message): Promise<unknown> {
 }
 
 function onNotification(message: Message): void {
-  const params = (message.params ?? {}) as { textDocument?: { uri: string; text?: string }; contentChanges?: { text: string }[] };
+  const params = (message.params ?? {}) as {
+    textDocument?: { uri: string; text?: string; version?: number };
+    contentChanges?: { text: string }[];
+  };
+  if (params.textDocument?.version !== undefined) {
+    versions.set(params.textDocument.uri, params.textDocument.version);
+  }
   if (message.method === 'textDocument/didOpen' && params.textDocument?.text !== undefined) {
     documents.set(params.textDocument.uri, params.textDocument.text);
   } else if (message.method === 'textDocument/didChange' && params.textDocument !== undefined) {

@@ -2,13 +2,15 @@
 # End-to-end test of the packaged extension in a real VS Code (code-server), driven by Playwright
 # in Debian's Chromium. Installs what it needs (e2e/install.sh), packages the .vsix, starts
 # code-server on 127.0.0.1 with a fresh profile and a workspace holding one Python file, installs
-# the .vsix there and runs e2e/drive.ts. The screenshot goes to images/screenshot.png.
+# the .vsix there and runs e2e/drive.ts. The screenshot goes to images/screenshot.png, and the one
+# of a shown next edit (e2e/nextEdit.ts, in prices.py) to the repository's docs/images/next-edit.png.
 #
 # CODEDRAFT_E2E_SERVER chooses the language server:
 #   real     (default) the repository's `codedraft lsp` (.venv/bin/python -m codedraft lsp,
 #            or the JSON array in CODEDRAFT_E2E_SERVER_COMMAND), against the default model;
 #   fake     e2e/fakeServer.ts, canned answers over the same LSP contract (checks the harness);
 #   missing  a program that does not exist (checks the "could not start" path).
+# CODEDRAFT_E2E_ONLY_NEXT_EDIT=1 skips ghost text and refactor and runs only the next-edit steps.
 # CODEDRAFT_E2E_KEEP=1 keeps the run folder (logs, profile, workspace, screenshots of fake and
 # missing runs) for a look afterwards; a failed run always keeps it.
 set -euo pipefail
@@ -87,6 +89,24 @@ def square(x: int) -> int:
     return x * x
 PY
 
+# The next-edit test renames `price` at line 4 and expects the three uses to follow (e2e/nextEdit.ts).
+cat > "$WORKSPACE/prices.py" <<'PY'
+"""Prices for the codedraft next-edit test."""
+
+
+def total(price, count):
+    """Return what `count` items cost, with one free from ten items."""
+    subtotal = price * count
+    if count >= 10:
+        subtotal -= price
+    tax = subtotal // 5
+    shipping = 0 if count >= 10 else 4
+    handling = 1
+    fees = tax + shipping + handling
+    minimum = price + handling
+    return max(subtotal + fees, minimum)
+PY
+
 case "$SERVER_KIND" in
   real)
     if [ -n "${CODEDRAFT_E2E_SERVER_COMMAND:-}" ]; then
@@ -158,12 +178,18 @@ done
 export E2E_URL="http://127.0.0.1:$PORT/?folder=$WORKSPACE"
 export E2E_FILE="$WORKSPACE/main.py"
 export E2E_SCENARIO="$SCENARIO"
-# Only a run against the real server makes the marketplace screenshot.
+export E2E_NEXT_EDIT_FILE="$WORKSPACE/prices.py"
+export E2E_ONLY_NEXT_EDIT="${CODEDRAFT_E2E_ONLY_NEXT_EDIT:-0}"
+# Only a run against the real server makes the marketplace and README screenshots.
 if [ "$SERVER_KIND" = real ]; then
   DEFAULT_SCREENSHOT="$EXTENSION_DIR/images/screenshot.png"
+  DEFAULT_NEXT_EDIT_SCREENSHOT="$REPO_DIR/docs/images/next-edit.png"
 else
   DEFAULT_SCREENSHOT="$RUN_DIR/screenshot.png"
+  DEFAULT_NEXT_EDIT_SCREENSHOT="$RUN_DIR/next-edit.png"
 fi
+export E2E_NEXT_EDIT_SCREENSHOT="${CODEDRAFT_E2E_NEXT_EDIT_SCREENSHOT:-$DEFAULT_NEXT_EDIT_SCREENSHOT}"
+mkdir -p "$(dirname "$E2E_NEXT_EDIT_SCREENSHOT")"
 export E2E_SCREENSHOT="${CODEDRAFT_E2E_SCREENSHOT:-$DEFAULT_SCREENSHOT}"
 mkdir -p "$(dirname "$E2E_SCREENSHOT")"
 export E2E_FAILURE_SCREENSHOT="$RUN_DIR/failure.png"

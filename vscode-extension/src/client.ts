@@ -20,6 +20,7 @@ export interface ClientParts {
   commandLine: ServerCommandLine;
   log: vscode.LogOutputChannel;
   executeCommand: (command: string, args: unknown[], next: ExecuteCommandNext) => vscode.ProviderResult<unknown>;
+  ghostTextOffered?: (uri: string, version: number, position: vscode.Position) => void;
 }
 
 function serverSettings() {
@@ -47,6 +48,7 @@ export function createLanguageClient(parts: ClientParts): LanguageClient {
         await client.sendNotification(DidChangeConfigurationNotification.type, { settings });
       },
       executeCommand: parts.executeCommand,
+      ghostTextOffered: parts.ghostTextOffered,
     }),
   };
   // The middleware above runs only once the client exists.

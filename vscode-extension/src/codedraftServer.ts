@@ -32,6 +32,7 @@ export class CodedraftServer implements vscode.Disposable {
     private readonly statusBar: StatusBar,
     private readonly streams: StreamTexts,
     private readonly generated: vscode.OutputChannel,
+    private readonly ghostTextOffered?: (uri: string, version: number, position: vscode.Position) => void,
   ) {
     this.log = vscode.window.createOutputChannel('codedraft language server', { log: true });
     this.cursorEvents = [
@@ -79,7 +80,12 @@ export class CodedraftServer implements vscode.Disposable {
       this.streams,
       this.generated,
     );
-    const client = createLanguageClient({ commandLine, log: this.log, executeCommand: commands.executeCommand });
+    const client = createLanguageClient({
+      commandLine,
+      log: this.log,
+      executeCommand: commands.executeCommand,
+      ghostTextOffered: this.ghostTextOffered,
+    });
     this.client = client;
     client.onDidChangeState((event) => {
       if (client !== this.client) {

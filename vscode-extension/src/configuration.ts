@@ -21,6 +21,7 @@ export interface ServerSettings {
     timeoutMs: number;
     prefill: boolean;
   };
+  nextEdit: { enabled: boolean };
   agent: { checkCommand: string; stepLimit: number };
 }
 
@@ -47,6 +48,7 @@ export const DEFAULTS = {
   'completion.debounceMs': 75,
   'completion.timeoutMs': 5000,
   'completion.prefill': true,
+  'nextEdit.enabled': true,
   'agent.checkCommand': '',
   'agent.stepLimit': 4,
   'server.command': ['codedraft', 'lsp'],
@@ -79,6 +81,7 @@ function readStringList(config: SettingsReader, key: Key): string[] {
 export function readServerSettings(config: SettingsReader): ServerSettings {
   const enabled = config.get<unknown>('completion.enabled');
   const prefill = config.get<unknown>('completion.prefill');
+  const nextEdit = config.get<unknown>('nextEdit.enabled');
   return {
     daemon: {
       address: readString(config, 'daemon.address'),
@@ -96,6 +99,7 @@ export function readServerSettings(config: SettingsReader): ServerSettings {
       timeoutMs: readCount(config, 'completion.timeoutMs'),
       prefill: typeof prefill === 'boolean' ? prefill : DEFAULTS['completion.prefill'],
     },
+    nextEdit: { enabled: typeof nextEdit === 'boolean' ? nextEdit : DEFAULTS['nextEdit.enabled'] },
     agent: {
       checkCommand: readString(config, 'agent.checkCommand'),
       stepLimit: readCount(config, 'agent.stepLimit'),

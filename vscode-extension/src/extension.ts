@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { CodedraftServer } from './codedraftServer';
 import { readServerSettings, SECTION } from './configuration';
 import { showStatus, toggleCompletions } from './extensionCommands';
+import { NextEdits } from './nextEditFeature';
 import { EXECUTE_COMMAND_REQUEST, ExtensionCommand } from './protocol';
 import { StatusBar } from './statusBar';
 import { StreamTexts } from './streams';
@@ -15,13 +16,18 @@ let server: CodedraftServer | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const statusBar = new StatusBar();
   const generated = vscode.window.createOutputChannel('codedraft');
-  server = new CodedraftServer(statusBar, new StreamTexts(), generated);
+  // Next-edit suggestions ask through the server's client; the server tells them about ghost text.
+  const nextEdits = new NextEdits(() => (server?.isRunning === true ? server.languageClient : undefined));
+  server = new CodedraftServer(statusBar, new StreamTexts(), generated, (uri, version, position) =>
+    nextEdits.ghostTextOffered(uri, version, position),
+  );
   const running = server;
   statusBar.setCompletionEnabled(readServerSettings(vscode.workspace.getConfiguration(SECTION)).completion.enabled);
   context.subscriptions.push(
     statusBar,
     generated,
     running,
+    nextEdits,
     vscode.commands.registerCommand(ExtensionCommand.toggle, toggleCompletions),
     vscode.commands.registerCommand(ExtensionCommand.showStatus, () =>
       showStatus(statusBar, {

@@ -1,6 +1,6 @@
 /**
  * The language client's middleware: ghost text only where and when it is wanted (with the editor's
- * cancellation token passed on to the request), no completion-list items in VS Code, settings
+ * cancellation token passed on to the request, and next-edit suggestions told when it is offered), no completion-list items in VS Code, settings
  * served in the server's shape, and the server's long commands wrapped for the editor.
  */
 import type * as vscode from 'vscode';
@@ -15,6 +15,8 @@ export interface MiddlewareDependencies {
   /** Sends `workspace/didChangeConfiguration`. */
   notifyConfiguration: (settings: { [SECTION]: ServerSettings }) => Promise<void>;
   executeCommand: (command: string, args: unknown[], next: ExecuteCommandNext) => vscode.ProviderResult<unknown>;
+  /** Told where ghost text was offered, so that next-edit suggestions give way to it. */
+  ghostTextOffered?: (uri: string, version: number, position: vscode.Position) => void;
 }
 
 function isOurs(section: string | undefined): boolean {
@@ -23,11 +25,17 @@ function isOurs(section: string | undefined): boolean {
 
 export function createMiddleware(deps: MiddlewareDependencies): Middleware {
   return {
-    provideInlineCompletionItems: (document, position, context, token, next) => {
+    provideInlineCompletionItems: async (document, position, context, token, next) => {
       if (!completionWanted(deps.serverSettings().completion, document.languageId)) {
         return undefined;
       }
-      return next(document, position, context, token);
+      const version = document.version;
+      const result = await next(document, position, context, token);
+      const items = Array.isArray(result) ? result : result?.items;
+      if (items !== undefined && items.length > 0) {
+        deps.ghostTextOffered?.(document.uri.toString(), version, position);
+      }
+      return result;
     },
     // The server also answers textDocument/completion for editors without ghost text; in VS Code
     // the same suggestion would show twice, so only the inline path is used.

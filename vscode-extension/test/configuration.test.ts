@@ -25,6 +25,7 @@ describe('server settings', () => {
     assert.deepEqual(readServerSettings(reader({})), {
       daemon: { address: '', model: '', draftModel: '', device: 'auto', tlsCa: '' },
       completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75, timeoutMs: 5000, prefill: true },
+      nextEdit: { enabled: true },
       agent: { checkCommand: '', stepLimit: 4 },
     });
   });
@@ -44,6 +45,7 @@ describe('server settings', () => {
         'completion.debounceMs': 10,
         'completion.timeoutMs': 60000,
         'completion.prefill': false,
+        'nextEdit.enabled': false,
         'agent.checkCommand': 'pytest -x -q',
         'agent.stepLimit': 6,
         'server.command': ['ignored'],
@@ -66,6 +68,7 @@ describe('server settings', () => {
         timeoutMs: 60000,
         prefill: false,
       },
+      nextEdit: { enabled: false },
       agent: { checkCommand: 'pytest -x -q', stepLimit: 6 },
     });
   });
@@ -80,6 +83,7 @@ describe('server settings', () => {
         'agent.stepLimit': 0,
         'completion.enabled': 'yes',
         'completion.prefill': 'no',
+        'nextEdit.enabled': 'off',
         'completion.enabledLanguages': ['python', 3],
         'daemon.device': '',
       }),
@@ -91,6 +95,7 @@ describe('server settings', () => {
     assert.equal(settings.agent.stepLimit, 4);
     assert.equal(settings.completion.enabled, true);
     assert.equal(settings.completion.prefill, true);
+    assert.equal(settings.nextEdit.enabled, true);
     assert.deepEqual(settings.completion.enabledLanguages, ['*']);
     assert.equal(settings.daemon.device, 'auto');
   });

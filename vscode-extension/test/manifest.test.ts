@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
+import { VISIBLE_CONTEXT } from '../src/nextEditController';
+import { NextEditCommand } from '../src/nextEditFeature';
 import { ExtensionCommand, ServerCommand } from '../src/protocol';
 
 interface Manifest {
@@ -12,6 +14,7 @@ interface Manifest {
   contributes: {
     commands: { command: string; title: string; enablement?: string }[];
     menus: Record<string, { command: string; when?: string }[]>;
+    keybindings: { command: string; key: string; when: string }[];
   };
 }
 
@@ -25,6 +28,8 @@ describe('package.json', () => {
     assert.deepEqual(contributed.sort(), [
       ExtensionCommand.showStatus,
       ExtensionCommand.toggle,
+      NextEditCommand.accept,
+      NextEditCommand.dismiss,
       ServerCommand.fix,
       ServerCommand.refactor,
       ServerCommand.reindex,
@@ -54,5 +59,21 @@ describe('package.json', () => {
     assert.ok(fs.existsSync(path.join(root, manifest.main)), manifest.main);
     const engine = manifest.engines.vscode.replace(/^\^/, '');
     assert.equal(manifest.devDependencies['@types/vscode'], engine);
+  });
+
+  it('binds Tab and Esc to next edits only while one is shown, and never over ghost text', () => {
+    const bindings = manifest.contributes.keybindings.map((binding) => [binding.command, binding.key]);
+    assert.deepEqual(bindings, [
+      [NextEditCommand.accept, 'tab'],
+      [NextEditCommand.dismiss, 'escape'],
+      [NextEditCommand.hideGhostText, 'escape'],
+    ]);
+    const [accept, dismiss, hideGhostText] = manifest.contributes.keybindings.map((binding) => binding.when.split(' && '));
+    for (const when of [accept, dismiss]) {
+      assert.ok(when.includes(VISIBLE_CONTEXT), when.join(' && '));
+      assert.ok(when.includes('!inlineSuggestionVisible'), when.join(' && '));
+    }
+    // Every Esc that hides ghost text goes through the extension, so that an edit waiting behind it shows.
+    assert.deepEqual(hideGhostText, ['editorTextFocus', 'inlineSuggestionVisible']);
   });
 });

@@ -72,6 +72,28 @@ describe('inline completion', () => {
     assert.equal(requests, 1);
   });
 
+  it('tells next-edit suggestions where ghost text was offered, at the version it was asked for', async () => {
+    const offered: unknown[][] = [];
+    const withHook = createMiddleware({
+      serverSettings: settings,
+      notifyConfiguration: () => Promise.resolve(),
+      executeCommand: () => undefined,
+      ghostTextOffered: (...args) => offered.push(args),
+    });
+    const doc = { languageId: 'python', version: 4, uri: { toString: () => 'file:///w/a.py' } } as any;
+    await withHook.provideInlineCompletionItems!(doc, position, context, {} as any, () => {
+      doc.version = 5; // the user typed while the model worked
+      return { items: [{ insertText: 'x' }] };
+    });
+    await withHook.provideInlineCompletionItems!(doc, position, context, {} as any, () => ({ items: [] }));
+    await withHook.provideInlineCompletionItems!(doc, position, context, {} as any, () => null);
+    await withHook.provideInlineCompletionItems!(doc, position, context, {} as any, () => [{ insertText: 'y' }]);
+    assert.deepEqual(offered, [
+      ['file:///w/a.py', 4, position],
+      ['file:///w/a.py', 5, position],
+    ]);
+  });
+
   it('keeps completion-list items out of VS Code', () => {
     let requests = 0;
     const result = middleware().provideCompletionItem!(document, position, {} as any, {} as any, () => {

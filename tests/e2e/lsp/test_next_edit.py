@@ -5,6 +5,7 @@ bad requests get errors while the server keeps serving."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,9 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from tests.e2e.daemon_process import running_daemon
 from tests.e2e.lsp_harness import open_document, running_lsp
+from tests.fixtures.scripted_model import make_scripted_checkpoint
 
 SOURCE = "def scale(value, factor):\n    doubled = value * factor\n    return doubled + value\n"
 INDEX_ONLY = {"nextEdit": {"model": False}, "completion": {"prefill": False}}
@@ -167,3 +170,58 @@ async def test_bad_inline_edit_requests_get_errors_and_the_server_keeps_serving(
         )
         assert await _inline_edits(client, uri, 0, 0) == []
         assert client.statuses[-1]["suppressed"] == "next edit: no edit to predict"
+
+
+@pytest.fixture(scope="module")
+def sweep_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A daemon whose model speaks Sweep's next-edit format and rewrites any window to "x = 2"."""
+    root = tmp_path_factory.mktemp("sweep")
+    model = make_scripted_checkpoint(
+        root / "model", completion="x = 2", chat="x = 2", tokenizer_config={"next_edit_format": "sweep"}
+    )
+    with running_daemon(model, root / "run" / "d.sock", root / "daemon.log") as daemon:
+        yield daemon.address
+
+
+async def test_the_models_rewrite_reaches_the_editor_as_an_edit_with_its_figures(
+    tmp_path: Path, sweep_daemon: str
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    settings = {"completion": {"prefill": False}, "index": {"enabled": False}}
+    async with running_lsp(workspace, tmp_path, daemon_address=sweep_daemon, settings=settings) as client:
+        uri = open_document(client, workspace / "calc.py", "x = 1\n")
+        (edit,) = await _inline_edits(client, uri, 0, 5)
+        assert (edit["range"], edit["text"]) == (
+            {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 5}},
+            "2",
+        )
+        figures = client.statuses[-1]["lastNextEdit"]
+        assert (figures["generatedTokens"], figures["reusedTokens"]) == (4, 0)
+        # Asked again at once, the same edit stands (no second model call: the prompt is not recomputed).
+        assert [e["text"] for e in await _inline_edits(client, uri, 0, 5)] == ["2"]
+        client.protocol.notify("textDocument/didShowInlineEdit", {"item": {"command": edit["command"]}})
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="codedraft.rejectInlineEdit", arguments=edit["command"]["arguments"]
+            )
+        )
+        # Dismissed: the model is asked again and its prompt comes from the cache.
+        (again,) = await _inline_edits(client, uri, 0, 5)
+        assert again["text"] == "2" and again["command"]["arguments"] != edit["command"]["arguments"]
+        assert client.statuses[-1]["lastNextEdit"]["reusedTokens"] == figures["promptTokens"] - 1
+
+
+async def test_without_a_daemon_nothing_is_shown_and_renames_still_work(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    gone = f"unix:{tmp_path / 'nobody.sock'}"
+    settings = {"completion": {"prefill": False}}
+    async with running_lsp(workspace, tmp_path, daemon_address=gone, settings=settings) as client:
+        uri = open_document(client, workspace / "scale.py", SOURCE)
+        assert await _inline_edits(client, uri, 2, 4) == []
+        assert client.statuses[-1]["suppressed"].startswith("next edit: ")
+        assert "nobody.sock" in client.statuses[-1]["suppressed"]
+        _replace(client, uri, 2, (0, 17), (0, 23), "ratio")
+        (edit,) = await _inline_edits(client, uri, 0, 22)
+        assert (edit["range"]["start"], edit["text"]) == ({"line": 1, "character": 22}, "ratio")

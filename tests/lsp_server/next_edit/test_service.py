@@ -14,7 +14,7 @@ from indexer.workspace import WorkspaceIndex
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.config import NextEditSettings
 from lsp_server.next_edit.checks import REVERTS
-from lsp_server.next_edit.service import NOTHING, OFF, STALE, NextEditService
+from lsp_server.next_edit.service import NOTHING, OFF, STALE, TOO_LONG, NextEditService
 
 SOURCE = "def area(width, height):\n    size = width * height\n    return size + width\n"
 
@@ -158,3 +158,40 @@ def test_a_module_level_rename_reaches_an_importing_file_through_the_index(tmp_p
         ("main.py", "area", "surface"),
         ("main.py", "area", "surface"),
     ]
+
+
+def test_a_changed_signature_asks_the_model_at_its_call_site_first() -> None:
+    lines = ["def area(width, height):", "    return width * height", ""] + [f"# note {n}" for n in range(30)]
+    source = "\n".join([*lines, "print(area(2, 3))", ""])
+    typed = source.replace("height):", "height, depth):", 1)
+    docs = Docs({"geo.py": source})
+    service, asked = _service(docs, [])
+
+    async def predict(request: pb.PredictEditRequest, timeout_s: float) -> pb.PredictEditReply:
+        asked.append(request)
+        return pb.PredictEditReply(parsed=True, rewritten_region=request.region.replace("3))", "3, 1))"))
+
+    service.predict_edit = predict
+    service.opened("geo.py", 1, source)
+    _type(service, docs, "geo.py", 2, typed)
+    (edit,) = asyncio.run(service.predict("geo.py", 0, 29)).edits
+    assert "print(area(2, 3))" in asked[0].region and "def area" not in asked[0].region
+    assert asked[0].region[asked[0].cursor :].startswith("area(2, 3))")
+    assert (typed[edit.start : edit.end], edit.new) == ("", ", 1")
+    assert edit.applied_to(typed).endswith("print(area(2, 3, 1))\n")
+
+
+def test_huge_documents_are_bounded_like_completions() -> None:
+    one_line = "x = '" + "a" * 5_000_000 + "'\n"
+    many_lines = "".join(f"value_{n} = {n}\n" for n in range(200_000))  # about 3.5 MB
+    docs = Docs({"one.py": one_line, "many.py": many_lines})
+    service, asked = _service(docs, [pb.PredictEditReply(parsed=True, rewritten_region="")])
+    service.opened("one.py", 1, one_line)
+    answer = asyncio.run(service.predict("one.py", 0, 3))
+    assert (answer.edits, answer.quiet, asked) == ([], TOO_LONG, [])
+    service.opened("many.py", 1, many_lines)
+    _type(service, docs, "many.py", 2, many_lines.replace("value_7 = 7", "value_7 = 70"))
+    assert service.history.edits() == []  # too long to diff on every keystroke: no history kept
+    asyncio.run(service.predict("many.py", 100_000, 0))
+    (request,) = asked
+    assert request.region.count("\n") == 15 and len(request.region.encode()) <= 4096

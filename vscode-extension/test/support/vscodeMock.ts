@@ -13,6 +13,33 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  constructor(
+    readonly start: Position,
+    readonly end: Position,
+  ) {}
+}
+
+export class MarkdownString {
+  value = '';
+  appendCodeblock(code: string, language = ''): this {
+    this.value += `\n\`\`\`${language}\n${code}\n\`\`\`\n`;
+    return this;
+  }
+}
+
+export class FakeDecorationType {
+  constructor(readonly options: Record<string, unknown>) {}
+  dispose(): void {}
+}
+
 export const StatusBarAlignment = { Left: 1, Right: 2 } as const;
 export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 } as const;
 export const ConfigurationTarget = { Global: 1, Workspace: 2, WorkspaceFolder: 3 } as const;
@@ -111,6 +138,8 @@ export const mock = {
   executedCommands: [] as { command: string; args: unknown[] }[],
   diagnostics: new Map<string, { range: unknown; message: string }[]>(),
   activeTextEditor: undefined as unknown,
+  visibleTextEditors: [] as unknown[],
+  decorationTypes: [] as FakeDecorationType[],
   reset(): void {
     this.settings = {};
     this.workspaceSettings = {};
@@ -129,6 +158,8 @@ export const mock = {
     this.executedCommands = [];
     this.diagnostics = new Map();
     this.activeTextEditor = undefined;
+    this.visibleTextEditors = [];
+    this.decorationTypes = [];
   },
 };
 
@@ -143,6 +174,14 @@ function message(severity: 'error' | 'warning' | 'info') {
 export const window = {
   get activeTextEditor(): unknown {
     return mock.activeTextEditor;
+  },
+  get visibleTextEditors(): unknown[] {
+    return mock.visibleTextEditors;
+  },
+  createTextEditorDecorationType(options: Record<string, unknown>): FakeDecorationType {
+    const type = new FakeDecorationType(options);
+    mock.decorationTypes.push(type);
+    return type;
   },
   createStatusBarItem(id: string, alignment: number, priority: number): FakeStatusBarItem {
     const item = new FakeStatusBarItem(id, alignment, priority);

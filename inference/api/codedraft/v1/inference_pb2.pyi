@@ -133,7 +133,7 @@ class GenerateRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., session_id: _Optional[str] = ..., chat: _Optional[_Union[ChatMessages, _Mapping]] = ..., prompt: _Optional[str] = ..., sampling: _Optional[_Union[SamplingParams, _Mapping]] = ..., speculation: _Optional[_Union[SpeculationMode, str]] = ..., truncation: _Optional[_Union[TruncationPolicy, str]] = ...) -> None: ...
 
 class RequestFigures(_message.Message):
-    __slots__ = ("prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "time_to_first_token_ms", "decode_tokens_per_second", "draft_proposed", "draft_accepted", "target_forward_passes", "truncated_tokens", "total_ms", "max_tokens_clamped_to")
+    __slots__ = ("prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "time_to_first_token_ms", "decode_tokens_per_second", "draft_proposed", "draft_accepted", "target_forward_passes", "truncated_tokens", "total_ms", "max_tokens_clamped_to", "lines", "first_token_logprob")
     PROMPT_TOKENS_FIELD_NUMBER: _ClassVar[int]
     REUSED_TOKENS_FIELD_NUMBER: _ClassVar[int]
     COMPUTED_TOKENS_FIELD_NUMBER: _ClassVar[int]
@@ -146,6 +146,8 @@ class RequestFigures(_message.Message):
     TRUNCATED_TOKENS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_TOKENS_CLAMPED_TO_FIELD_NUMBER: _ClassVar[int]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    FIRST_TOKEN_LOGPROB_FIELD_NUMBER: _ClassVar[int]
     prompt_tokens: int
     reused_tokens: int
     computed_tokens: int
@@ -158,7 +160,19 @@ class RequestFigures(_message.Message):
     truncated_tokens: int
     total_ms: float
     max_tokens_clamped_to: int
-    def __init__(self, prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., time_to_first_token_ms: _Optional[float] = ..., decode_tokens_per_second: _Optional[float] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., target_forward_passes: _Optional[int] = ..., truncated_tokens: _Optional[int] = ..., total_ms: _Optional[float] = ..., max_tokens_clamped_to: _Optional[int] = ...) -> None: ...
+    lines: _containers.RepeatedCompositeFieldContainer[LineConfidence]
+    first_token_logprob: float
+    def __init__(self, prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., time_to_first_token_ms: _Optional[float] = ..., decode_tokens_per_second: _Optional[float] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., target_forward_passes: _Optional[int] = ..., truncated_tokens: _Optional[int] = ..., total_ms: _Optional[float] = ..., max_tokens_clamped_to: _Optional[int] = ..., lines: _Optional[_Iterable[_Union[LineConfidence, _Mapping]]] = ..., first_token_logprob: _Optional[float] = ...) -> None: ...
+
+class LineConfidence(_message.Message):
+    __slots__ = ("tokens", "mean_logprob", "min_logprob")
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    MEAN_LOGPROB_FIELD_NUMBER: _ClassVar[int]
+    MIN_LOGPROB_FIELD_NUMBER: _ClassVar[int]
+    tokens: int
+    mean_logprob: float
+    min_logprob: float
+    def __init__(self, tokens: _Optional[int] = ..., mean_logprob: _Optional[float] = ..., min_logprob: _Optional[float] = ...) -> None: ...
 
 class CompleteChunk(_message.Message):
     __slots__ = ("request_id", "text_delta", "done", "finish_reason", "figures")
