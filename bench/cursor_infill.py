@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.confidence_curve import calibrate, gate_figures, report_lines
 from bench.cursor_cases import CORPORA, CursorCase, corpus_cases
 from bench.infill_tally import MODES, InfillTally
 from codedraft.errors import CommandError
@@ -130,6 +131,7 @@ async def _score_case(
 ) -> None:
     """One case through the editor's path, added to ``tally``."""
     from bench.infill_cases import parses_cleanly
+    from lsp_server.completion.confidence_gate import first_line_confidence
     from lsp_server.completion.postprocess.context import CursorContext
     from lsp_server.completion.postprocess.pipeline import postprocess
     from lsp_server.completion.request import complete_request
@@ -144,6 +146,7 @@ async def _score_case(
     snippets = retrieval.snippets(case, budgets.context) if retrieval is not None and asked else []
     tally.snippets += len(snippets)
     raw = dict.fromkeys(MODES, "")
+    confidence: dict[str, float] | None = None
     # Alternate which mode runs first: the second reuses the first's cached prompt blocks.
     for mode in MODES[:: 1 if index % 2 == 0 else -1] if asked else ():
         request = complete_request(
@@ -159,6 +162,8 @@ async def _score_case(
         request.sampling.max_tokens = args.max_new_tokens
         raw[mode], last = await _suggest(served, request, mode, f"{corpus}-{index}-{mode}")
         tally.first_token_s[mode] += last.metrics.time_to_first_token or 0.0
+        if mode == "healing":
+            confidence = first_line_confidence(last.metrics.lines, last.metrics.first_token_logprob)
         tally.prompt_tokens += last.metrics.prompt_tokens if mode == "healing" else 0
     for mode in MODES:
         shown[mode] = (postprocess(context, raw[mode]).text or "") if raw[mode] else ""
@@ -167,7 +172,7 @@ async def _score_case(
         name: guess is not None and parses_cleanly(case.prefix + guess + case.suffix) >= before
         for name, guess in shown.items()
     }
-    tally.add(case, shown, raw, parses, asked)
+    tally.add(case, shown, raw, parses, asked, confidence)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -200,6 +205,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="write the confidence gate's chosen point for this model into the language server's "
+        "calibrations (lsp_server/completion/calibrations.json)",
+    )
     return parser
 
 
@@ -236,6 +247,7 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
         "fim_template": served.fim.family,
         "context_tokens": args.context_tokens,
         "retrieval": args.index,
+        "model_name": served.info.model.name,
     }
 
     async def run_all() -> None:
@@ -249,6 +261,7 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
 
                 tally = await _score(served, cases, args, corpus, progress)
                 figures[corpus] = {"held_out_files": held, **tally.figures()}
+                figures[corpus]["gate"] = gate_figures(figures[corpus]["case_results"])
         finally:
             await served.backend.close()
 
@@ -293,6 +306,7 @@ def report(figures: dict[str, Any]) -> str:
             f"{f['not_asked']}; prompt {f['mean_prompt_tokens']} tokens, first token "
             f"{first['healing']} ms (no healing {first['no_healing']} ms)"
         )
+        lines.extend(report_lines(corpus, f["gate"], {"empty": e["empty"], "line above": e["above"]}))
     lines.append(f"({figures['seconds']} s)")
     return "\n".join(lines)
 
@@ -312,4 +326,8 @@ def main(argv: list[str]) -> int:
     figures = evaluate(args)
     print(report(figures))
     _write(args.json, figures)
+    if args.calibrate:
+        corpora = {name: figures[name] for name in CORPORA if name in figures}
+        entry = calibrate(figures["model_name"], corpora)
+        print(f"calibration of {figures['model_name']}: {entry['chosen']}")
     return 0

@@ -34,9 +34,11 @@ class InfillTally:
         raw: dict[str, str],
         parses: dict[str, bool],
         asked: bool,
+        confidence: dict[str, float] | None = None,
     ) -> None:
         """One case: ``shown`` per variant (None: the baseline does not apply), the model's first
-        line before post-processing per mode, whether the file parses as before per variant."""
+        line before post-processing per mode, whether the file parses as before per variant, and how
+        sure the model was of its first line (healing on; None when not asked)."""
         self.not_asked += not asked
         for name, guess in shown.items():
             hit = guess is not None and guess.rstrip() == case.middle.rstrip()
@@ -55,6 +57,8 @@ class InfillTally:
                 "asked": asked,
                 **{f"{m}_model": raw[m] for m in MODES},
                 **{f"{m}_shown": shown[m] for m in MODES},
+                "shown_parses": parses["healing"],
+                "confidence": confidence,
             }
         )
 

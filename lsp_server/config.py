@@ -73,6 +73,11 @@ class CompletionSettings:
     the cursor rests at a new place (the daemon's lowest priority; typing always comes first)."""
     prefill_delay_ms: int = 200
     """How long the cursor must rest at a new place before the prompt there is computed."""
+    confidence: str = "auto"
+    """Show a suggestion only when the model was sure enough of its first line: ``auto`` at the
+    operating point measured for the served model (a strict default for a model nobody measured),
+    ``off`` for every suggestion, or a target precision such as ``"0.5"`` (the share of shown first
+    lines that should be exactly right)."""
     cold_prompt_ms: int = 500
     """How long a suggestion may wait for its first token where the daemon has not computed the full
     prompt: a full prompt that would take longer (at the daemon's measured speed) is replaced there by
@@ -221,8 +226,18 @@ _CHOICES = {"device": {"auto", "cpu", "cuda"}, "speculation": {"auto", "off", "n
 
 
 def _in_range(name: str, value: Any) -> bool:
+    if name == "confidence":
+        return value in ("auto", "off") or _fraction(value)
     if name in _CHOICES:
         return value in _CHOICES[name]
     if isinstance(value, int | float) and not isinstance(value, bool):
         return value >= 0 if name in _ZERO_ALLOWED else value > 0
     return True
+
+
+def _fraction(value: str) -> bool:
+    """A number in (0, 1] written as a string (a target precision)."""
+    try:
+        return 0.0 < float(value) <= 1.0
+    except ValueError:
+        return False

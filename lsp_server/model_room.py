@@ -17,11 +17,13 @@ class ModelRoom:
     """Most tokens the daemon keeps for a reply, whatever max_tokens asks (0: unknown)."""
     chars_per_token: float = 0.0
     """The served tokenizer's characters per token of code (0: unknown)."""
+    model: str = ""
+    """The served model's name (its confidence calibration is kept under it)."""
 
     @classmethod
     def of(cls, info: pb.ModelInfo) -> ModelRoom:
         """The room a daemon's model info describes."""
-        return cls(info.model.context_length, info.reply_reserve_limit, info.chars_per_token)
+        return cls(info.model.context_length, info.reply_reserve_limit, info.chars_per_token, info.model.name)
 
     def reply_reserve(self, max_tokens: int) -> int:
         """Tokens the daemon keeps for the reply of a request asking ``max_tokens`` (the wire contract

@@ -21,6 +21,13 @@ from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
+from lsp_server.completion.confidence_gate import (
+    Calibration,
+    first_line_confidence,
+    load_calibrations,
+    operating_point,
+)
+from lsp_server.completion.confidence_gate import quiet_reason as gate_reason
 from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
@@ -96,6 +103,7 @@ class CompletionService:
         self._snippets: dict[str, tuple[int, list[Snippet]]] = {}
         self._started = 0
         self._sent: dict[str, int] = {}
+        self._calibrations: dict[str, Calibration | None] = {}
 
     async def complete(self, query: CompletionQuery) -> CompletionOutcome:
         """The suggestion at ``query``'s cursor."""
@@ -178,10 +186,24 @@ class CompletionService:
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
             return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets, prompt.local)
+        if (doubt := self._gate(settings, figures)) is not None:
+            return CompletionOutcome(None, doubt, False, latency, daemon_ms, figures, snippets, prompt.local)
         self.cache.remember(query.uri, context.prefix, context.suffix, verdict.text)
         return CompletionOutcome(
             verdict.text, None, False, latency, daemon_ms, figures, snippets, prompt.local
         )
+
+    def _gate(self, settings: CompletionSettings, figures: pb.RequestFigures | None) -> str | None:
+        """Why the confidence gate keeps this suggestion back (None: show it, also when the daemon
+        sent no figures to judge by)."""
+        model = self._room().model
+        if model not in self._calibrations:
+            self._calibrations[model] = load_calibrations().get(model)
+        point = operating_point(settings.confidence, self._calibrations[model])
+        if figures is None:
+            return None
+        first = figures.first_token_logprob if figures.HasField("first_token_logprob") else None
+        return gate_reason(point, first_line_confidence(figures.lines, first))
 
     async def prefill_prompts(self, query: CompletionQuery) -> list[PlannedPrompt]:
         """The prompts to compute ahead of a completion at ``query``'s cursor, in order: the request a

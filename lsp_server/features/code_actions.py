@@ -79,11 +79,11 @@ async def _predicted_edit(
     ls: CodedraftServer, uri: str, cursor: types.Position, trigger: types.CodeActionTriggerKind | None
 ) -> list[types.CodeAction]:
     """The action "Apply predicted edit" for the prediction at the cursor, for editors that speak
-    neither ``copilotInlineEdit`` nor inline completion (Helix, Emacs). A prediction is made only when
-    the user asked for code actions (an editor's automatic requests, such as VS Code's light bulb, get
-    the edits already predicted and never start a model call). The action carries no command: the
+    neither ``copilotInlineEdit`` nor inline completion (Helix, Emacs). Only when the user asked for code
+    actions: an editor's automatic requests (VS Code's light bulb, which would repeat what its inline
+    display shows) neither get it nor start a model call. The action carries no command: the
     server recognises its edit in the document's next change."""
-    if trigger is types.CodeActionTriggerKind.Automatic and not len(ls.next_edits.pending):
+    if trigger is types.CodeActionTriggerKind.Automatic:
         return []
     edits = await predicted_edits(ls, uri, cursor.line, cursor.character)
     if not edits:

@@ -38,6 +38,8 @@ NOTHING = "no edit to predict"
 STALE = "the document changed while the model was predicting"
 NO_REPLY = "the model's reply was not a rewrite of the region"
 TOO_LONG = "the line at the cursor is too long for a next-edit region"
+SNIPPETS_KEPT_LINES = 10
+"""A prediction within this many lines of the last one in a document sends the same snippets."""
 MAX_TRACKED_CHARS = 2_000_000
 """Documents longer than this keep no edit history (diffing them on every keystroke is too slow)."""
 
@@ -90,6 +92,7 @@ class NextEditService:
         self.pending = PendingEdits()
         self._derived: FileEdit | None = None  # the user edit the index was last asked about
         self._call_sites: list[JumpTarget] = []  # calls of a function whose parameters just changed
+        self._kept_snippets: dict[str, tuple[int, list[Snippet]]] = {}  # path -> (line, snippets)
 
     # The editor's documents.
 
@@ -111,6 +114,7 @@ class NextEditService:
 
     def closed(self, path: str) -> None:
         self.history.close(path)
+        self._kept_snippets.pop(path, None)
 
     # The editor's answers.
 
@@ -220,8 +224,15 @@ class NextEditService:
     def _snippets(
         self, settings: NextEditSettings, path: str, text: str, line: int, column: int
     ) -> list[Snippet]:
+        """Retrieved snippets, kept while the cursor stays near the line they were found for: they
+        open the prompt, and the same ones let the daemon reuse all of it up to the history."""
+        kept = self._kept_snippets.get(path)
+        if kept is not None and abs(kept[0] - line) <= SNIPPETS_KEPT_LINES:
+            return kept[1]
         query = RetrievalQuery(path, text, line, column, own_lines_before=20, own_lines_after=20)
-        return self.retrieve(query, settings.context_budget_tokens, 50.0, threading.Event())
+        found = self.retrieve(query, settings.context_budget_tokens, 50.0, threading.Event())
+        self._kept_snippets[path] = (line, found)
+        return found
 
 
 def _offsets(path: str, text: str, edits: list[RegionEdit]) -> list[tuple[str, int, int, str, str]]:

@@ -195,3 +195,20 @@ def test_huge_documents_are_bounded_like_completions() -> None:
     asyncio.run(service.predict("many.py", 100_000, 0))
     (request,) = asked
     assert request.region.count("\n") == 15 and len(request.region.encode()) <= 4096
+
+
+def test_snippets_stay_the_same_while_the_cursor_stays_near() -> None:
+    text = "".join(f"v{n} = {n}\n" for n in range(60))
+    docs = Docs({"a.py": text})
+    found: list[int] = []
+
+    def retrieve(query: RetrievalQuery, budget: int, ms: float, cancel: threading.Event) -> list[Snippet]:
+        found.append(query.line)
+        return [Snippet("b.py", 0, 0, f"near {query.line}\n", ("bm25",), 1.0)]
+
+    service, asked = _service(docs, [pb.PredictEditReply(parsed=False)] * 3)
+    service.retrieve = retrieve
+    for line in (5, 12, 40):
+        asyncio.run(service.predict("a.py", line, 0))
+    assert found == [5, 40]
+    assert [r.snippets[0].text for r in asked] == ["near 5\n", "near 5\n", "near 40\n"]
