@@ -191,6 +191,19 @@ async def test_cancel_stops_a_prediction(gated: tuple[RunningDaemon, GatedModel]
     await wait_idle(running)
 
 
+async def test_cancelling_the_awaiting_task_cancels_the_call(gated: tuple[RunningDaemon, GatedModel]) -> None:
+    running, gate = gated
+    prediction = asyncio.ensure_future(running.client.predict_edit(_request(request_id="p"), TIMEOUT))
+    await asyncio.to_thread(gate.entered.wait, 10)
+    prediction.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await prediction
+    await _live(running, 0)  # the daemon saw the call go: the request is stopped
+    gate.release.set()
+    stats = await wait_idle(running)
+    assert stats.requests_cancelled == 1
+
+
 BAD_CASES = {
     "cursor past the end": (
         _request(cursor=len(REGION) + 1),
