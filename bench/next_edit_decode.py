@@ -10,7 +10,8 @@ is asked to carry the rename on to its uses.
 
 Reported side by side, greedy, on the same cases in the same run:
 * decoding tokens/s of SPECULATION_MODE_NGRAM (prompt lookup, draft limit = the region's tokens)
-  over SPECULATION_MODE_OFF, target forward passes per generated token, and that every reply is
+  and of SPECULATION_MODE_AUTO (what a request leaving speculation unset gets) over
+  SPECULATION_MODE_OFF, target forward passes per generated token, and that every reply is
   identical (asserted: rewritten region, parsed flag, finish reason and generated token count);
 * after a keystroke (one character typed in the region just before the cursor, sent again in the
   same session): prompt tokens computed against the prompt's length (the prompt runs from stable to
@@ -151,6 +152,11 @@ class Totals:
         return self.generated / self.decode_s if self.decode_s else 0.0
 
 
+def _decode_rate(figures: pb.RequestFigures) -> float:
+    """Generated tokens per second after the first token (the prompt's time left out)."""
+    return figures.generated_tokens / max(1e-9, (figures.total_ms - figures.time_to_first_token_ms) / 1000)
+
+
 def _same_reply(a: pb.PredictEditReply, b: pb.PredictEditReply) -> bool:
     return (a.rewritten_region, a.parsed, a.finish_reason, a.figures.generated_tokens) == (
         b.rewritten_region,
@@ -179,7 +185,12 @@ async def run(args: argparse.Namespace) -> int:
     )
     cases = rename_cases(args.regions + 1, args.lines)
     warmup, cases = cases[0], cases[1:]
-    modes = {"off": pb.SPECULATION_MODE_OFF, "ngram": pb.SPECULATION_MODE_NGRAM}
+    # auto: what a request that leaves speculation unset gets (prompt lookup, paused where it does not pay)
+    modes = {
+        "off": pb.SPECULATION_MODE_OFF,
+        "ngram": pb.SPECULATION_MODE_NGRAM,
+        "auto": pb.SPECULATION_MODE_AUTO,
+    }
 
     async def ask(request: pb.PredictEditRequest, mode: int, rid: str) -> pb.PredictEditReply:
         sent = pb.PredictEditRequest()
@@ -195,33 +206,26 @@ async def run(args: argparse.Namespace) -> int:
     totals = {name: Totals() for name in modes}
     differing: list[str] = []
     computed = prompt = changed = 0
-    print(
-        f"{'case':<22} {'tokens':>6} {'off tok/s':>9} {'ngram tok/s':>11} "
-        f"{'passes off/ngram':>16} {'parsed':>6}"
-    )
+    print(f"{'case':<22} {'tokens':>6} {'tokens/s ' + '/'.join(modes):>26} {'passes':>14} {'parsed':>6}")
     for index, case in enumerate(cases):
         replies = {name: await ask(case.request, mode, f"{index}-{name}") for name, mode in modes.items()}
         for name, reply in replies.items():
             totals[name].add(reply.figures)
-        off, ngram = replies["off"], replies["ngram"]
-        if not _same_reply(off, ngram):
-            differing.append(case.request.session_id)
-        rate = {
-            n: r.figures.generated_tokens
-            / max(1e-9, (r.figures.total_ms - r.figures.time_to_first_token_ms) / 1000)
-            for n, r in replies.items()
-        }
+            if not _same_reply(replies["off"], reply):
+                differing.append(f"{case.request.session_id} ({name})")
+        rates = "/".join(f"{_decode_rate(r.figures):.1f}" for r in replies.values())
+        passes = "/".join(str(r.figures.target_forward_passes) for r in replies.values())
+        off = replies["off"]
         print(
-            f"{case.request.session_id:<22} {off.figures.generated_tokens:>6} {rate['off']:>9.1f} "
-            f"{rate['ngram']:>11.1f} {off.figures.target_forward_passes:>7}/"
-            f"{ngram.figures.target_forward_passes:<8} {off.parsed!s:>6}"
+            f"{case.request.session_id:<22} {off.figures.generated_tokens:>6} {rates:>26} {passes:>14} "
+            f"{off.parsed!s:>6}"
         )
         typed_request = _keystroke(case.request)
         typed = await ask(typed_request, modes["ngram"], f"{index}-typed")
         computed += typed.figures.computed_tokens
         prompt += typed.figures.prompt_tokens
         changed += _changed_tail(served, case.request, typed_request)
-    plain, lookup = totals["off"], totals["ngram"]
+    plain = totals["off"]
     print(
         f"\nregion rewrites: {len(cases)} regions of {args.lines} lines, {plain.generated} tokens generated "
         f"in each mode"
@@ -232,13 +236,15 @@ async def run(args: argparse.Namespace) -> int:
             f"({total.forward_passes / max(1, total.generated):.2f} per token), proposed {total.proposed}, "
             f"accepted {total.accepted}"
         )
-    speedup = lookup.tokens_per_s / max(1e-9, plain.tokens_per_s)
-    print(
-        f"  prompt lookup + draft limit over plain: {speedup:.2f}x "
-        f"tokens/s; {100 * lookup.accepted / max(1, lookup.generated):.0f} % of the reply came from "
-        "accepted proposals"
-    )
-    print(f"  identical output: {len(cases) - len(differing)}/{len(cases)}")
+    for name in ("ngram", "auto"):
+        total = totals[name]
+        print(
+            f"  {name} (prompt lookup + draft limit) over plain: "
+            f"{total.tokens_per_s / max(1e-9, plain.tokens_per_s):.2f}x tokens/s; "
+            f"{100 * total.accepted / max(1, total.generated):.0f} % of the reply came from accepted "
+            "proposals"
+        )
+    print(f"  identical to off: {len(modes) - 1} modes x {len(cases)} regions, {len(differing)} differing")
     print(
         f"after a keystroke: {computed} of {prompt} prompt tokens computed "
         f"({100 * computed / max(1, prompt):.1f} %), the rest reused from the cache; the prompts' "
