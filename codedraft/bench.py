@@ -6,12 +6,16 @@ import argparse
 import importlib
 
 HELP = (
-    "run a benchmark: engine, daemon, index, lsp, first-suggestion, network, model, next-edit or "
-    "versus-llamacpp (ARGS go to the benchmark; try NAME --help)"
+    "run a benchmark: engine, next-edit-decode, daemon, index, lsp, first-suggestion, network, model, "
+    "next-edit or versus-llamacpp (ARGS go to the benchmark; try NAME --help)"
 )
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
     "engine": ("bench.engine", "KV reuse and speculative decoding, side by side"),
+    "next-edit-decode": (
+        "bench.next_edit_decode",
+        "next-edit region rewrites: prompt lookup with the draft limit vs plain; cache after a keystroke",
+    ),
     "daemon": ("bench.daemon_speed", "gRPC throughput and latency under 1/4/16 clients"),
     "index": ("bench.index", "index speed and retrieval latency and quality"),
     "lsp": ("bench.lsp", "language-server overhead and cancel latency"),

@@ -30,6 +30,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.backends.served_model import ServedModel
 from inference.config import RequestKind
 from inference.prompts.chat import ChatTemplateError
+from inference.prompts.next_edit.chat_instruction import BLOCK_END
 from inference.prompts.next_edit.inputs import NextEditFormat, NextEditInput, PastEdit
 from inference.server import prompt_budget, validation
 from inference.server.prepare import CHAT_END_TOKENS, PreparedRequest
@@ -94,9 +95,9 @@ def next_edit_input(request: pb.PredictEditRequest, escape: Callable[[str], str]
 
 def stop_rules(format: NextEditFormat, tokenizer: Tokenizer) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The stop token ids and stop strings of `format`'s replies: its stop texts (and, for the chat
-    format, the chat turn's end tokens); a stop text that is one token of the vocabulary stops as that
-    token, any other as text."""
-    texts = [*format.stop_texts, *(CHAT_END_TOKENS if format.name == "chat" else ())]
+    format, the chat turn's end tokens and the end of the rewritten block); a stop text that is one
+    token of the vocabulary stops as that token, any other as text."""
+    texts = [*format.stop_texts, *((*CHAT_END_TOKENS, BLOCK_END) if format.name == "chat" else ())]
     ids = {tokenizer.token_id(text) for text in texts}
     strings = tuple(text for text in dict.fromkeys(texts) if tokenizer.token_id(text) is None)
     return tuple(sorted(i for i in ids if i is not None)), strings

@@ -18,6 +18,9 @@ INSTRUCTION = (
     "If no edit is needed, repeat the region unchanged."
 )
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
+# Where the rewritten region's block closes: the daemon stops there (the model would go on explaining),
+# so a reply that stopped may lack its closing fence.
+BLOCK_END = "\n```\n"
 
 
 class ChatInstructionFormat:
@@ -52,8 +55,9 @@ class ChatInstructionFormat:
         return "\n".join(parts)
 
     def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
-        """The first fenced block of the reply, cursor marks removed; None without a closed one."""
-        match = _FENCE.search(reply)
+        """The first fenced block of the reply, cursor marks removed; None without a closed one (a
+        reply that `stopped`, at `BLOCK_END` or its turn's end, counts as closed)."""
+        match = _FENCE.search(reply) or (_FENCE.search(reply + BLOCK_END) if stopped else None)
         if match is None:
             return None
         return with_region_end(without_final_newline(match.group(1).replace(CURSOR, "")), request.region)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from inference.config import SamplingParams, SpeculationConfig
+from inference.config import SamplingParams, SpecMode, SpeculationConfig
 from inference.spec_decode.acceptance import AcceptanceStats, ShadowRound, expected_tokens
-from inference.spec_decode.controller import SpeculationController
+from inference.spec_decode.controller import SpeculationController, controllers_for
 from inference.spec_decode.ngram import PromptLookupProposer, longest_match
 from inference.spec_decode.proposer import Proposal
 from inference.spec_decode.round_costs import PLAIN, RoundCosts
@@ -195,3 +195,15 @@ def test_controller_in_fixed_mode_never_pauses() -> None:
     for _ in range(5):
         ctl.stats.count(None, accepted=0, rejected=True)
     assert [ctl.request_length(4, free=False, costs=costs, kind="draft") for _ in range(5)] == [1] * 5
+
+
+def test_a_requests_draft_limit_replaces_k_max_for_prompt_lookup_only() -> None:
+    """A rewrite (PredictEdit) may verify as many looked-up tokens as its region has in one round; a
+    draft model keeps k_max, and a limit below k_max changes nothing."""
+    costs = RoundCosts()
+    config = SpeculationConfig()
+    for limit, lookup_tokens in ((None, 8), (3, 8), (40, 40), (200, 100)):
+        controllers = controllers_for(SpecMode.AUTO, {"ngram", "draft"}, config, draft_limit=limit)
+        assert controllers["ngram"].request_length(100, free=True, costs=costs, kind="ngram") == lookup_tokens
+        assert controllers["draft"].config.k_max == 8
+    assert config.k_max == 8  # the shared settings are untouched
