@@ -1,6 +1,8 @@
 """Next edits from any other instruct model: the model's chat template, a system instruction, and
 one user message laid out from stable to volatile (related code, recent edits as unified diffs, then
-the region with the cursor marked). The reply's first fenced code block is the rewritten region."""
+the region with the cursor marked). The assistant's turn is opened with a code fence (``OPENER``), so
+the reply is the rewritten region itself, closed by the next fence: a small model (SmolLM2-135M)
+asked to answer with a code block mostly wrote other text; started inside one, it writes code."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ _FENCE = re.compile(r"```[^\n`]*\n(.*?)\n?```", re.DOTALL)
 # Where the rewritten region's block closes: the daemon stops there (the model would go on explaining),
 # so a reply that stopped may lack its closing fence.
 BLOCK_END = "\n```\n"
+OPENER = "```\n"
+"""Ends the prompt: the assistant's reply starts inside the code block."""
 
 
 class ChatInstructionFormat:
@@ -33,12 +37,13 @@ class ChatInstructionFormat:
         self.stop_texts = stop_texts
 
     def render(self, request: NextEditInput) -> str:
-        """System instruction, then the user message; the prompt ends with the assistant's opener."""
+        """System instruction, then the user message; the prompt ends with the assistant's turn
+        opened and its code block begun."""
         messages = [
             {"role": "system", "content": INSTRUCTION},
             {"role": "user", "content": self.user_message(request)},
         ]
-        return self.template.render(messages, add_generation_prompt=True)
+        return self.template.render(messages, add_generation_prompt=True) + OPENER
 
     def user_message(self, request: NextEditInput) -> str:
         """Related code, recent edits, then the region, each under a heading."""
@@ -55,9 +60,10 @@ class ChatInstructionFormat:
         return "\n".join(parts)
 
     def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
-        """The first fenced block of the reply, cursor marks removed; None without a closed one (a
-        reply that `stopped`, at `BLOCK_END` or its turn's end, counts as closed)."""
-        match = _FENCE.search(reply) or (_FENCE.search(reply + BLOCK_END) if stopped else None)
+        """The code block the reply continues (the prompt opened it), cursor marks removed; None when
+        it never closes (a reply that `stopped`, at `BLOCK_END` or its turn's end, counts as closed)."""
+        block = OPENER + reply
+        match = _FENCE.match(block) or (_FENCE.match(block + BLOCK_END) if stopped else None)
         if match is None:
             return None
         return with_region_end(without_final_newline(match.group(1).replace(CURSOR, "")), request.region)

@@ -55,7 +55,7 @@ FORMAT_CASES = {
         f"<|editable_region_start|>\n{REWRITE}\n<|editable_region_end|>",
         True,
     ),
-    "chat": ("chat-tiny", SPECIAL_TOKENS, "<|im_start|>assistant\n", f"```py\n{REWRITE}```", False),
+    "chat": ("chat-tiny", SPECIAL_TOKENS, "<|im_start|>assistant\n```\n", f"{REWRITE}```", False),
 }
 # The end-of-text token is one of the Sweep and Zeta stop texts: the reply stops there (STOP).
 FINISH = {"sweep": pb.FINISH_REASON_STOP, "zeta": pb.FINISH_REASON_STOP, "chat": pb.FINISH_REASON_LENGTH}
@@ -94,7 +94,7 @@ async def test_special_token_text_in_the_region_is_escaped(running: RunningDaemo
     eos, turn_end = served.tokenizer.token_id("<|endoftext|>"), served.tokenizer.token_id("<|im_end|>")
     assert eos not in prompt
     assert prompt.count(turn_end) == 2  # the template's system and user turns, none from the region
-    copied = f"```python\n{prepared.edit.region}```"  # the model copies the escaped region
+    copied = f"{prepared.edit.region}```"  # the model copies the escaped region into the opened block
     assert prepared.reply("r", copied, pb.FINISH_REASON_EOS, pb.RequestFigures()).rewritten_region == region
     answer = await running.client.predict_edit(request, TIMEOUT)
     assert answer.figures.prompt_tokens == len(prompt)

@@ -77,7 +77,7 @@ def test_an_unchanged_rewrite_parses_to_the_region_itself(name: str) -> None:
         "sweep": "def area(w, h, d):\n    return w * h\n",
         "zeta": "```src/geo.py\n<|editable_region_start|>\ndef area(w, h, d):<|user_cursor_is_here|>\n"
         "    return w * h\n<|editable_region_end|>\n```",
-        "chat": "```python\ndef area(w, h, d):\n    return w * h\n```",
+        "chat": "def area(w, h, d):\n    return w * h\n```",
     }
     assert FORMATS[name].parse(replies[name], REQUEST, stopped=True) == REGION
 
@@ -93,8 +93,10 @@ def test_each_format_parses_a_rewrite() -> None:
         "    return w * h * d<|user_cursor_is_here|>\n<|editable_region_end|>\n\nprint(area(2, 3))\n```"
     )
     assert FORMATS["zeta"].parse(zeta_reply, REQUEST, True) == rewritten
-    chat_reply = "Here it is:\n```python\ndef area(w, h, d):\n    return w * h * d<|cursor|>\n```\nDone."
+    # The prompt opened the code block: the reply is the region, then the block's end.
+    chat_reply = "def area(w, h, d):\n    return w * h * d<|cursor|>\n```\nDone."
     assert FORMATS["chat"].parse(chat_reply, REQUEST, True) == rewritten
+    assert FORMATS["chat"].parse("def area(w, h, d):\n    return w * h * d", REQUEST, True) == rewritten
 
 
 def test_malformed_replies_are_rejected() -> None:
@@ -105,8 +107,7 @@ def test_malformed_replies_are_rejected() -> None:
     two_starts = "<|editable_region_start|>\n<|editable_region_start|>\nx\n<|editable_region_end|>"
     assert zeta.parse(two_starts, REQUEST, True) is None
     assert zeta.parse("<|editable_region_end|>\nx\n<|editable_region_start|>\n", REQUEST, True) is None
-    assert chat.parse("def area(w, h, d):\n    return w * h * d", REQUEST, True) is None  # no fence
-    assert chat.parse("```python\ndef area(w, h, d):", REQUEST, False) is None  # fence never closed
+    assert chat.parse("def area(w, h, d):", REQUEST, False) is None  # cut by the limit: never closed
 
 
 def _tokenizer(tmp_path: Path, special_tokens: tuple[str, ...], **config: object) -> Tokenizer:
