@@ -139,6 +139,8 @@ def same_symbol(node: tree_sitter.Node, root: tree_sitter.Node) -> list[tree_sit
     in document order: inside its function for a local, in the module (less the functions that bind
     the name again) for a module-level name, every member of that name for a member."""
     name = node.text or b""
+    if _is_keyword_name(node):
+        return [node]  # a keyword argument names the callee's parameter, no variable of this scope
     if is_member_name(node) or _is_class_member_definition(node):
         return [
             other

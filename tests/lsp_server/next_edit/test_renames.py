@@ -119,3 +119,11 @@ def test_only_a_parameter_list_change_points_at_call_sites() -> None:
 def test_a_document_too_long_to_parse_proposes_nothing() -> None:
     long = "x = 1\n" * 70_000 + GEO  # over the 400,000 characters completions parse
     assert propose_renames(PY, "geo.py", long, long.replace("def area(width,", "def area(w,")) == []
+
+
+def test_a_renamed_keyword_argument_renames_no_variable() -> None:
+    """``post(data=data)`` -> ``post(content=data)`` names the callee's parameter: the local ``data``
+    stays (seen in httpx's history by ``codedraft bench next-edit``)."""
+    before = "def send(data):\n    post(data=data)\n    return data\n"
+    after = before.replace("post(data=", "post(content=")
+    assert propose_renames(PY, "send.py", before, after) == []
