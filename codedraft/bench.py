@@ -6,7 +6,7 @@ import argparse
 import importlib
 
 HELP = (
-    "run a benchmark: engine, daemon, index, lsp, first-suggestion, network, model or versus-llamacpp "
+    "run a benchmark: engine, daemon, index, lsp, first-suggestion, network, model, versus-llamacpp or fix "
     "(ARGS go to the benchmark; try NAME --help)"
 )
 
@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bench.versus_llamacpp",
         "codedraft against llama.cpp on one GGUF file, side by side",
     ),
+    "fix": ("bench.fix_agent", "the fix agent on one-line bugs with failing tests: fixed rate and steps"),
 }
 
 

@@ -10,9 +10,17 @@ from lsp_server.agent.loop import Generate
 
 # A whole file rewritten may need this many tokens; the daemon lowers it to what the model has room for.
 MAX_REPLY_TOKENS = 1024
+# One corrected line, or the few lines around it a small model writes anyway: a small model that
+# rewrites the whole file instead would otherwise spend a thousand tokens on a reply that is refused.
+LINE_REPLY_TOKENS = 160
 GENERATE_TIMEOUT_S = 300.0
 
 StreamGenerate = Callable[[pb.GenerateRequest, float], AsyncIterator[pb.GenerateChunk]]
+
+
+def reply_tokens(reply_form: str) -> int:
+    """Most tokens of one reply in ``reply_form`` (``FixTask.reply_form``)."""
+    return LINE_REPLY_TOKENS if reply_form == "line" else MAX_REPLY_TOKENS
 
 
 def daemon_generate(
