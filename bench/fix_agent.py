@@ -24,12 +24,15 @@ DEFAULT_STEPS = 4  # codedraft fix's and the editor's default
 
 
 def outcome_kind(outcome: str) -> str:
-    """An attempt's outcome in one word, for the tally: passed, failed (the check), unparsed, rejected."""
+    """An attempt's outcome in one word: passed, failed (the check), unchanged (the reply gave the code
+    back as it was), unparsed (no edit could be read, or the code did not parse), rejected (other)."""
     if outcome.startswith("the check passed"):
         return "passed"
     if outcome.startswith("the check failed"):
         return "failed"
-    if "holds no" in outcome or "no complete" in outcome or "not parse" in outcome or "syntax" in outcome:
+    if "changes 0 lines" in outcome or "changes nothing" in outcome:
+        return "unchanged"
+    if any(words in outcome for words in ("holds no", "no complete", "not parse", "lines; one corrected")):
         return "unparsed"
     return "rejected"
 
@@ -39,7 +42,7 @@ async def _run_case(
 ) -> dict[str, Any]:
     from lsp_server.agent.edits import Target
     from lsp_server.agent.loop import FixTask, run_fix
-    from lsp_server.agent.model_calls import daemon_generate, reply_tokens
+    from lsp_server.agent.model_calls import daemon_generate
     from lsp_server.agent.model_fit import reply_form
     from lsp_server.agent.sandbox import Sandbox
 
@@ -63,7 +66,7 @@ async def _run_case(
         if verbose:
             print(f"  {case.name}: {message}", file=sys.stderr, flush=True)
 
-    generate = daemon_generate(client.generate, "bench-fix", max_tokens=reply_tokens(task.reply_form))
+    generate = daemon_generate(client.generate, "bench-fix", reply_form=task.reply_form)
     result = await run_fix(task, generate, Sandbox("auto"), progress)
     return {
         "case": case.name,
@@ -115,7 +118,9 @@ async def _run(args: argparse.Namespace, cases: list[FixCase]) -> dict[str, Any]
         "steps_limit": args.steps,
         "steps_used": sum(row["steps"] for row in rows),
         "steps_per_fix": round(sum(row["steps"] for row in fixed) / len(fixed), 2) if fixed else None,
-        "attempts": {kind: attempts.count(kind) for kind in ("passed", "failed", "unparsed", "rejected")},
+        "attempts": {
+            kind: attempts.count(kind) for kind in ("passed", "failed", "unchanged", "unparsed", "rejected")
+        },
         "rows": rows,
     }
 

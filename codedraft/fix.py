@@ -93,7 +93,7 @@ async def _fix(
 ) -> FixResult:
     from inference.client import DaemonError, InferenceClient
     from lsp_server.agent.loop import run_fix
-    from lsp_server.agent.model_calls import daemon_generate, reply_tokens
+    from lsp_server.agent.model_calls import daemon_generate
     from lsp_server.agent.sandbox import Limits, Sandbox
 
     async with InferenceClient(address, token=token, tls=args.tls, tls_ca=args.tls_ca) as client:
@@ -109,9 +109,7 @@ async def _fix(
                 if not args.json:
                     print(f"codedraft fix: {message}", file=sys.stderr, flush=True)
 
-            generate = daemon_generate(
-                client.generate, f"cli-fix-{os.getpid()}", max_tokens=reply_tokens(form)
-            )
+            generate = daemon_generate(client.generate, f"cli-fix-{os.getpid()}", reply_form=form)
             sandbox = Sandbox(args.sandbox, Limits(wall_s=float(args.time_limit)))
             return await run_fix(task, generate, sandbox, progress)
         except DaemonError as error:

@@ -17,7 +17,7 @@ from lsprotocol import types
 from indexer.positions import utf16_length
 from lsp_server.agent.edits import Target
 from lsp_server.agent.loop import FixResult, FixTask, run_fix
-from lsp_server.agent.model_calls import daemon_generate, reply_tokens
+from lsp_server.agent.model_calls import daemon_generate
 from lsp_server.agent.model_fit import cannot_fix, reply_form
 from lsp_server.agent.sandbox import Limits, Sandbox
 from lsp_server.config import AgentSettings
@@ -99,9 +99,7 @@ async def run_agent_fix(
     def delta(_request_id: str, text: str) -> None:
         stream.text(text)
 
-    generate = daemon_generate(
-        host.stream_generate, f"{uri}#agent", delta, max_tokens=reply_tokens(task.reply_form)
-    )
+    generate = daemon_generate(host.stream_generate, f"{uri}#agent", delta, reply_form=task.reply_form)
     sandbox = Sandbox("auto", Limits(wall_s=float(settings.time_limit_s)))
     try:
         fix.result = await run_fix(task, generate, sandbox, report)

@@ -75,8 +75,13 @@ def fix_messages(
     ]
 
 
-LINE_SYSTEM = """You fix one line of Python code so that a failing test passes.
-Reply with the corrected line only, in a code block. Do not repeat the rest of the file."""
+LINE_SYSTEM = """You fix one line of code so that a failing test passes.
+Reply with the corrected line only, in a code block. Do not repeat the rest of the file.
+For example, if the bug is on the line `if count > limit:` and the test needs count == limit to
+pass, reply:
+```
+if count >= limit:
+```"""
 
 
 def line_fix_messages(

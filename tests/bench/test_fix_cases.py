@@ -46,6 +46,9 @@ def test_the_set_covers_each_kind_of_slip() -> None:
         ("the check passed: `x` exited with status 0", "passed"),
         ("the check failed: `x` exited with status 1", "failed"),
         ("rejected: the reply holds no search/replace block, diff or code block", "unparsed"),
+        ("rejected: the reply changes 0 lines; one corrected line was asked for", "unchanged"),
+        ("rejected: the reply changes 2 lines; one corrected line was asked for", "unparsed"),
+        ("rejected: the edit changes nothing", "unchanged"),
         ("rejected: a.py: the proposed code does not parse as Python at line 2", "unparsed"),
         (
             "rejected: a.py: the proposal is 22x the size of the code it replaces (at most 3x is offered)",
