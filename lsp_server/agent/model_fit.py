@@ -2,11 +2,13 @@
 
 Two rules, each owned here:
 
-* **The reply form.** A small model asked for search/replace blocks mostly answers with something
-  else (the whole file, a block that does not match, prose): on SmolLM2-135M every attempt of the
-  bench's first run was unusable. Asked for the one corrected line, it answers with a line. So a fix
-  of one line asks a model under :data:`SMALL_MODEL_PARAMETERS` for that line alone; larger models,
-  and fixes of a selection, get the search/replace form, which can also change other lines.
+* **The reply form.** A small model asked for search/replace blocks often answers with the whole
+  file or prose instead (SmolLM2-135M in ``codedraft bench fix``: of 12 replies, 5 held no
+  edit that could be read), in up to 1,024 tokens. Asked for the one corrected line, a reply is a
+  line, or a function whose one changed line is taken. So a fix of one line asks a model under
+  :data:`SMALL_MODEL_PARAMETERS` for that line alone; larger models, and fixes of a selection, get
+  the search/replace form, which can also change other lines. The threshold is a guess, not a
+  measurement: the bench has run only models under it so far.
 * **Models known to fix nothing.** ``fix_bench_results.json`` holds, per model (its name and
   parameter count, as ``GetModelInfo`` gives them), the bench's fixed count out of its cases. A
   model that fixed none is not asked to try: the editor says so once instead of running attempts
