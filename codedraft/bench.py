@@ -7,7 +7,7 @@ import importlib
 
 HELP = (
     "run a benchmark: engine, next-edit-decode, daemon, index, lsp, first-suggestion, network, model, "
-    "next-edit or versus-llamacpp (ARGS go to the benchmark; try NAME --help)"
+    "next-edit, fix or versus-llamacpp (ARGS go to the benchmark; try NAME --help)"
 )
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
@@ -36,6 +36,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "bench.versus_llamacpp",
         "codedraft against llama.cpp on one GGUF file, side by side",
     ),
+    "fix": ("bench.fix_agent", "the fix agent on one-line bugs with failing tests: fixed rate and steps"),
 }
 
 

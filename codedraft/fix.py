@@ -99,14 +99,17 @@ async def _fix(
     async with InferenceClient(address, token=token, tls=args.tls, tls_ca=args.tls_ca) as client:
         try:
             await wait_for_daemon(client, started)
+            from lsp_server.agent.model_fit import reply_form
+
             info = await client.model_info(timeout=10.0)
-            task = dataclasses.replace(task, use_tools=info.supports_tools)
+            form = reply_form(info.model.parameters, task.target)
+            task = dataclasses.replace(task, use_tools=info.supports_tools, reply_form=form)
 
             def progress(message: str) -> None:
                 if not args.json:
                     print(f"codedraft fix: {message}", file=sys.stderr, flush=True)
 
-            generate = daemon_generate(client.generate, f"cli-fix-{os.getpid()}")
+            generate = daemon_generate(client.generate, f"cli-fix-{os.getpid()}", reply_form=form)
             sandbox = Sandbox(args.sandbox, Limits(wall_s=float(args.time_limit)))
             return await run_fix(task, generate, sandbox, progress)
         except DaemonError as error:

@@ -72,6 +72,7 @@ class DaemonSupervisor:
         self._waiting: asyncio.Task[None] | None = None
         self._room = ModelRoom()
         self._supports_tools = False
+        self._model = pb.ModelDescription()
 
     @property
     def room(self) -> ModelRoom:
@@ -83,6 +84,11 @@ class DaemonSupervisor:
     def supports_tools(self) -> bool:
         """Whether the served model's chat template takes tool calls (False until the daemon said)."""
         return self._supports_tools
+
+    @property
+    def model(self) -> pb.ModelDescription:
+        """The served model's description (empty until the daemon has said)."""
+        return self._model
 
     @property
     def address(self) -> str:
@@ -224,6 +230,7 @@ class DaemonSupervisor:
             model, device, prefix_only = info.model.name, info.device, info.prefix_only
             self._room = ModelRoom.of(info)
             self._supports_tools = info.supports_tools
+            self._model = info.model
         except DaemonError as error:
             log.warning("could not read the daemon's model info: %s", error)
         message = PREFIX_ONLY_MESSAGE if prefix_only else "ready"

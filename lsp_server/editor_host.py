@@ -47,3 +47,7 @@ class EditorHost(Protocol):
     @property
     def model_supports_tools(self) -> bool:
         """Whether the served model's chat template takes tool calls."""
+
+    @property
+    def served_model(self) -> pb.ModelDescription:
+        """The served model's name and size (empty until the daemon has said)."""

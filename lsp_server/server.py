@@ -149,3 +149,8 @@ class CodedraftServer(LanguageServer):
     def model_supports_tools(self) -> bool:
         """Whether the served model's chat template takes tool calls."""
         return self.daemon.supports_tools
+
+    @property
+    def served_model(self) -> pb.ModelDescription:
+        """The served model's name and size (empty until the daemon has said)."""
+        return self.daemon.model

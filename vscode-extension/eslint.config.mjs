@@ -3,7 +3,7 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['out/', 'node_modules/', '*.vsix', 'eslint.config.mjs'] },
+  { ignores: ['out/', 'dist/', 'node_modules/', '*.vsix', 'eslint.config.mjs', 'esbuild.mjs'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

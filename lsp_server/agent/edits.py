@@ -60,6 +60,38 @@ def parse_edit(reply: str, target: Target, text: str) -> list[Replacement]:
     return [Replacement(target.path, selected, keep_indentation(selected, code))]
 
 
+def corrected_line(reply: str, target: Target, text: str) -> str:
+    """The corrected target line a reply to the one-line form carries, at the line's indentation.
+
+    A small model asked for one line often writes more (the function, or the whole file, with the one
+    line changed): the line that is not in the file is taken then, when there is exactly one.
+    """
+    lines = text.split("\n")
+    if not 0 <= target.first == target.last < len(lines):
+        raise MalformedEdit(f"line {target.first + 1} is not in {target.path}")
+    code = code_from_reply(reply)
+    written = [line for line in (code or "").split("\n") if line.strip()]
+    if not written:
+        raise MalformedEdit("the reply holds no line of code")
+    if len(written) > 1:
+        known = {line.strip() for line in lines}
+        written = [line for line in written if line.strip() not in known]
+        if len(written) != 1:
+            raise MalformedEdit(f"the reply changes {len(written)} lines; one corrected line was asked for")
+    original = lines[target.first]
+    return original[: len(original) - len(original.lstrip())] + written[0].strip()
+
+
+def line_replacement(target: Target, text: str, line: str) -> Replacement:
+    """The target line of ``text`` replaced by ``line``, with the lines around it in the search, so it
+    is unique where the same line occurs twice in the file."""
+    lines = text.split("\n")
+    above, below = lines[max(0, target.first - 1) : target.first], lines[target.first + 1 : target.first + 2]
+    return Replacement(
+        target.path, "\n".join([*above, lines[target.first], *below]), "\n".join([*above, line, *below])
+    )
+
+
 def parse_search_replace(reply: str, default_path: str) -> list[Replacement]:
     """Blocks of ``path`` / ``<<<<<<< SEARCH`` / old / ``=======`` / new / ``>>>>>>> REPLACE``."""
     lines = reply.split("\n")

@@ -22,9 +22,11 @@ from lsp_server.agent.edits import (
     Target,
     apply_replacement,
     changes_problem,
+    corrected_line,
+    line_replacement,
     parse_edit,
 )
-from lsp_server.agent.prompts import AttemptNote, fix_messages, tool_response, tools_system
+from lsp_server.agent.prompts import AttemptNote, fix_messages, line_fix_messages, tool_response, tools_system
 from lsp_server.agent.sandbox import CheckRun, Sandbox
 from lsp_server.agent.scratch import ScratchCopy
 from lsp_server.rewrite.proposal_check import EditOutsideWorkspace
@@ -51,6 +53,15 @@ class FixTask:
     instruction: str | None = None
     """A refactor's instruction: the edit must do this and leave the check passing. A check that
     already passes before the edit then does not end the loop."""
+    reply_form: str = "blocks"
+    """``"blocks"`` (search/replace blocks or a diff) or ``"line"``: the corrected target line alone,
+    for small models (``model_fit.reply_form``; a one-line target, no tools, no instruction)."""
+
+    @property
+    def one_line(self) -> bool:
+        return (
+            self.reply_form == "line" and self.instruction is None and self.target.first == self.target.last
+        )
 
 
 @dataclass
@@ -153,6 +164,7 @@ class _FixRun:
         self.passed: CheckRun | None = None
         self.baseline_passed = False
         self.passing_changes: dict[str, tuple[str | None, str]] = {}
+        self.tried_lines: list[str] = []
 
     async def check(self) -> CheckRun:
         """Runs the check on the scratch copy as it is now, within what is left of the time limit."""
@@ -177,7 +189,7 @@ class _FixRun:
                 self.progress("time limit reached")
                 break
             self.progress(f"step {step}/{self.task.step_limit}: asking the model")
-            if self.task.use_tools:
+            if self.task.use_tools and not self.task.one_line:
                 messages = messages or self.messages(failure, tools_system(tools.TOOLS))
             prompt = messages if messages is not None else self.messages(failure)
             try:
@@ -197,6 +209,13 @@ class _FixRun:
 
     def messages(self, failure: str, system: str | None = None) -> list[pb.ChatMessage]:
         text = self.scratch.read(self.task.target.path) or ""
+        # the check ran at the workspace's own path: relative paths say the same in fewer tokens, and
+        # the prompt (so a greedy reply) does not change with where the workspace lives
+        failure = failure.replace(f"{self.task.workspace}/", "")
+        if self.task.one_line:
+            return line_fix_messages(
+                self.task.target, text, self.task.check_command, failure, self.tried_lines
+            )
         extra = {"system": system} if system else {}
         return fix_messages(
             self.task.target,
@@ -215,7 +234,13 @@ class _FixRun:
         self.scratch.revert()
         target = self.task.target
         try:
-            replacements = parse_edit(reply, target, self.scratch.read(target.path) or "")
+            text = self.scratch.read(target.path) or ""
+            if self.task.one_line:
+                line = corrected_line(reply, target, text)
+                self.tried_lines.append(line.strip())
+                replacements = [line_replacement(target, text, line)]
+            else:
+                replacements = parse_edit(reply, target, text)
             for replacement in replacements:
                 self.scratch.write(
                     replacement.path, apply_replacement(self.scratch.read(replacement.path), replacement)

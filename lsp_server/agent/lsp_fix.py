@@ -18,6 +18,7 @@ from indexer.positions import utf16_length
 from lsp_server.agent.edits import Target
 from lsp_server.agent.loop import FixResult, FixTask, run_fix
 from lsp_server.agent.model_calls import daemon_generate
+from lsp_server.agent.model_fit import cannot_fix, reply_form
 from lsp_server.agent.sandbox import Limits, Sandbox
 from lsp_server.config import AgentSettings
 from lsp_server.daemon_supervisor import RequestRejected
@@ -28,6 +29,10 @@ from lsp_server.rewrite.workspace_edit import ANNOTATION_ID, check_inside_worksp
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
+
+
+_TOLD: set[str] = set()
+"""The models this server has already said cannot fix (``model_fit.cannot_fix``)."""
 
 
 @dataclass
@@ -63,11 +68,20 @@ async def run_agent_fix(
     except EditOutsideWorkspace as error:
         fix.error = str(error)
         return fix
+    model = host.served_model
+    unable = cannot_fix(model.name, model.parameters) if instruction is None else None
+    if unable is not None:
+        fix.error = unable
+        if model.name not in _TOLD:  # a message window once; each later fix answers with the reason
+            _TOLD.add(model.name)
+            host.show_warning(unable)
+        return fix
     first, last = selected_lines(span)
     relative = path.relative_to(root.resolve()).as_posix()
+    target = Target(relative, first, last)
     task = FixTask(
         workspace=root,
-        target=Target(relative, first, last),
+        target=target,
         check_command=settings.check_command,
         diagnostics=diagnostics,
         overlays={relative: doc.source for relative, doc in _open_documents(host, root).items()},
@@ -75,6 +89,7 @@ async def run_agent_fix(
         time_limit_s=float(settings.time_limit_s),
         use_tools=host.model_supports_tools,
         instruction=instruction,
+        reply_form=reply_form(model.parameters, target),
     )
     stream = await host.reply_stream(fix.id, title)
 
@@ -84,7 +99,7 @@ async def run_agent_fix(
     def delta(_request_id: str, text: str) -> None:
         stream.text(text)
 
-    generate = daemon_generate(host.stream_generate, f"{uri}#agent", delta)
+    generate = daemon_generate(host.stream_generate, f"{uri}#agent", delta, reply_form=task.reply_form)
     sandbox = Sandbox("auto", Limits(wall_s=float(settings.time_limit_s)))
     try:
         fix.result = await run_fix(task, generate, sandbox, report)

@@ -1,9 +1,17 @@
-"""Runs one command as the root of its own process tree: bounded output, killed as a whole on time."""
+"""Runs one command as the root of its own process tree: bounded output, killed as a whole on time.
+
+The command is started without ``fork()``: CPython's subprocess uses ``vfork()`` only when the child
+changes no ids, so a command that must run as another user drops to it through ``setpriv``, in the
+started program. A forking ``Popen`` in a process whose gRPC threads run (the ``codedraft fix``
+client, the language server) makes gRPC's fork handlers print "skipping fork() handlers" to the
+user's terminal, once per check, and holds every page of the parent's memory for a moment.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -20,6 +28,12 @@ def run_killing_tree(
     Returns the exit status (None when it was killed for time), the start and end of its output,
     and whether it timed out. Whatever is left of its process group is killed when it returns.
     """
+    setpriv = shutil.which("setpriv") if user is not None else None
+    if setpriv is not None:
+        argv = [setpriv, f"--reuid={user}", f"--regid={user}", "--clear-groups", "--", *argv]
+    # Without setpriv, Popen changes the ids in its own child code (a fork; never a preexec_fn, which
+    # is unsafe with threads).
+    by_popen = user if setpriv is None else None
     process = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -28,10 +42,9 @@ def run_killing_tree(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        # Popen changes the ids in its own child code: no preexec_fn, which is unsafe with threads
-        user=user,
-        group=user,
-        extra_groups=[] if user is not None else None,
+        user=by_popen,
+        group=by_popen,
+        extra_groups=[] if by_popen is not None else None,
     )
     collected = BoundedOutput()
     assert process.stdout is not None

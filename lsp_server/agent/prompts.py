@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,6 +13,8 @@ from lsp_server.agent.edits import DIVIDER, REPLACE, SEARCH, Target
 MAX_FILE_CHARS = 12_000
 MAX_OUTPUT_CHARS = 3_000
 MAX_REPLY_CHARS = 1_500
+MAX_EXCERPT_LINES = 12
+"""Lines of the check's output a small model is shown: the failure itself, not the runner's chatter."""
 
 SYSTEM = f"""You are codedraft, a careful programming assistant that fixes code so that a check passes.
 Change as little as you can. Reply with one or more search/replace blocks, each like this:
@@ -70,6 +73,53 @@ def fix_messages(
         pb.ChatMessage(role="system", content=system),
         pb.ChatMessage(role="user", content="\n\n".join(parts)),
     ]
+
+
+LINE_SYSTEM = """You fix one line of code so that a failing test passes.
+Reply with the corrected line only, in a code block. Do not repeat the rest of the file.
+For example, if the bug is on the line `if count > limit:` and the test needs count == limit to
+pass, reply:
+```
+if count >= limit:
+```"""
+
+
+def line_fix_messages(
+    target: Target, file_text: str, check_command: str, failure: str, tried: Sequence[str]
+) -> list[pb.ChatMessage]:
+    """The messages of one propose step in the one-line form (small models): the file, the failure's
+    excerpt, the line to correct, and the lines already tried, asking for the corrected line alone."""
+    line = file_text.split("\n")[target.first] if target.first < len(file_text.split("\n")) else ""
+    number = target.first + 1
+    parts = [
+        f"File {target.path}:\n```\n{_numbered(file_text)}\n```",
+        f"The check `{check_command}` fails:\n```\n{failure_excerpt(failure)}\n```",
+        f"The bug is on line {number}:\n```\n{line.strip()}\n```",
+    ]
+    if tried:
+        listed = "\n".join(f"- `{text}`" for text in dict.fromkeys(tried))
+        parts.append(f"These versions of line {number} did not work; write a different one:\n{listed}")
+    parts.append(f"Write line {number} corrected.")
+    return [
+        pb.ChatMessage(role="system", content=LINE_SYSTEM),
+        pb.ChatMessage(role="user", content="\n\n".join(parts)),
+    ]
+
+
+def failure_excerpt(output: str) -> str:
+    """The part of a check's output that says what failed: from the last traceback (or, without one,
+    the last lines), without rule lines and the runner's summary, at most :data:`MAX_EXCERPT_LINES`."""
+    lines = [line.rstrip() for line in output.split("\n")]
+    start = max((n for n, line in enumerate(lines) if line.startswith("Traceback")), default=0)
+    kept = [
+        line
+        for line in lines[start:]
+        if line.strip() and line.strip("=-_ ") and not _RUNNER_SUMMARY.match(line.strip())
+    ]
+    return "\n".join(kept[-MAX_EXCERPT_LINES:])
+
+
+_RUNNER_SUMMARY = re.compile(r"^(Ran \d+ tests? in|FAILED \(|OK$|\d+ (passed|failed)\b|=+ .* in [\d.]+s)")
 
 
 def tools_system(tools: Sequence[dict[str, object]]) -> str:

@@ -44,6 +44,24 @@ def test_cli_prints_the_verified_diff(tmp_path: Path, scripted_daemon: str) -> N
     assert (root / "calc.py").read_text() == CALC
 
 
+def test_cli_stderr_holds_only_codedraft_lines(tmp_path: Path, scripted_daemon: str) -> None:
+    """No library writes to the terminal: the checks start while the gRPC client's threads run, and a
+    forking start made gRPC print "fork_posix.cc ... skipping fork() handlers" once per check."""
+    root = workspace(tmp_path)
+    argv = [CODEDRAFT, "fix", "calc.py:6", "--check", CHECK, "--daemon", scripted_daemon, "--steps", "2"]
+    result = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    prefixes = [
+        next(
+            (p for p in ("codedraft fix: ", "verified fix after ", "attempt 1: ") if line.startswith(p)), line
+        )
+        for line in lines
+    ]
+    assert sorted(set(prefixes)) == ["attempt 1: ", "codedraft fix: ", "verified fix after "], result.stderr
+    assert len(lines) == 7, result.stderr
+
+
 def test_cli_json_reports_each_failed_attempt(tmp_path: Path, scripted_daemon: str) -> None:
     root = workspace(tmp_path)
     argv = [CODEDRAFT, "fix", "calc.py", "--check", "exit 3", "--steps", "2", "--json"]

@@ -73,6 +73,10 @@ class _Host:
     def model_supports_tools(self) -> bool:
         return False
 
+    @property
+    def served_model(self) -> pb.ModelDescription:
+        return pb.ModelDescription()
+
 
 async def test_the_rewrite_streams_and_checks_its_proposal_off_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
