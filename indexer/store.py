@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.analysis import FileAnalysis
+from indexer.file_rows import FileRows
 from indexer.schema import connect, delete_database, open_database
 from indexer.store_writes import delete_file_rows, insert_file_rows
 
@@ -123,11 +123,11 @@ class IndexStore:
                 raise
             self._writer.execute("COMMIT")
 
-    def write_file(self, path: str, digest: str, size: int, mtime_ns: int, analysis: FileAnalysis) -> None:
+    def write_file(self, path: str, digest: str, size: int, mtime_ns: int, rows: FileRows) -> None:
         """Replaces a file's records. This and the other writers run inside ``transaction()``."""
         delete_file_rows(self._writer, path)
         self._writer.execute("DELETE FROM skipped WHERE path=?", (path,))
-        insert_file_rows(self._writer, path, digest, size, mtime_ns, analysis)
+        insert_file_rows(self._writer, path, digest, size, mtime_ns, rows)
 
     def write_skipped(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remembers a file skipped for its content, so an unchanged one is not read again."""

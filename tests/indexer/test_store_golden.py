@@ -37,7 +37,8 @@ def _big_python_module() -> str:
     long_function = "def long_function(items):\n" + "".join(
         f"    result_{k} = transformHTTPReply(items[{k}], parse_value)\n" for k in range(90)
     )
-    return f'"""A generated module."""\n\nimport os\nfrom json import loads\n\n\nclass Big(Base):\n{methods}\n{long_function}'
+    header = '"""A generated module."""\n\nimport os\nfrom json import loads\n\n\n'
+    return f"{header}class Big(Base):\n{methods}\n{long_function}"
 
 
 def _build_tree(root: Path) -> None:
