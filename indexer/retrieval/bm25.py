@@ -9,8 +9,10 @@ from indexer.terms import query_terms
 MAX_SCORED_CHUNKS = 3000
 """FTS5 scores every chunk that holds any query term (about 1.5 ms per thousand on this machine), so
 a query keeps the rarest of its terms that together hold at most this many chunks: its cost stays
-bounded as the index grows. Rare terms carry most of BM25's score; below about 20,000 chunks (the
-Python standard library's size) no query has terms common enough to reach the budget."""
+bounded as the index grows. Rare terms carry most of BM25's score. Below 25,000 chunks no query can
+reach the budget (12 terms, each in at most 1% of the chunks); on the Python standard library (57,000
+chunks) and on a 16,000-file site-packages tree, BM25's recall@5 in ``codedraft bench index`` moved
+from 26/300 to 26/300 and from 15/300 to 14/300."""
 
 
 def within_scoring_budget(terms: list[str], counts: dict[str, int], budget: int) -> list[str]:
