@@ -51,13 +51,21 @@ class TreeChunker:
 
     def chunk(self, tree: tree_sitter.Tree) -> list[Chunk]:
         """The chunks of ``tree``."""
-        leftover = self._visit(tree.root_node, _Run())
-        self._flush(leftover)
+        self._flush(self._visit(tree.root_node))
         self.chunks.sort(key=lambda chunk: (chunk.start_line, chunk.end_line))
         return self.chunks
 
-    def _visit(self, node: tree_sitter.Node, run: _Run) -> _Run:
-        for child in node.children:
+    def _visit(self, root: tree_sitter.Node) -> _Run:
+        """Visits the nodes under ``root`` depth-first, threading one open run through them; returns
+        the run left open at the end. The walk keeps its own stack of children, so a generated file
+        nested thousands of levels deep cannot exhaust Python's recursion limit."""
+        run = _Run()
+        stack = [iter(root.children)]
+        while stack:
+            child = next(stack[-1], None)
+            if child is None:
+                stack.pop()
+                continue
             if self._fits(child.start_point[0], child.end_point[0], child.start_byte, child.end_byte):
                 if child.type in self.spec.chunk_types:
                     docs = self._take_doc_comments(run, child)
@@ -72,7 +80,7 @@ class TreeChunker:
                     run = _Run()
                 run.nodes.append(child)
             elif child.child_count > 0:
-                run = self._visit(child, run)
+                stack.append(iter(child.children))
             else:
                 # One token too large to cut at syntax (a huge string literal): line windows.
                 self._flush(run)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import msgpack
 
 
-@dataclass(frozen=True, slots=True)
-class Tag:
+class Tag(NamedTuple):
     """A definition or reference of a name, with LSP-ready positions.
 
     ``start_byte``/``end_byte``, ``line`` and ``column`` (UTF-16, 0-based) locate the name itself;
     ``node_start_line``/``node_end_line`` span the whole definition (or the referring expression).
     ``scope`` is the dotted path of the enclosing definitions ("Parser.parse"), "" at top level.
+
+    A named tuple rather than a dataclass: a large workspace has millions of tags, and a tuple is
+    several times cheaper to make (its fields are also its msgpack row, in this order).
     """
 
     name: str
@@ -53,22 +56,7 @@ class Chunk:
 
 def pack_tags(tags: list[Tag]) -> bytes:
     """The references of a file as one msgpack blob: leaner than a row per reference."""
-    rows = [
-        (
-            t.name,
-            t.kind,
-            t.is_definition,
-            t.start_byte,
-            t.end_byte,
-            t.line,
-            t.column,
-            t.node_start_line,
-            t.node_end_line,
-            t.scope,
-        )
-        for t in tags
-    ]
-    return msgpack.packb(rows, use_bin_type=True)
+    return msgpack.packb(tags, use_bin_type=True)
 
 
 def unpack_tags(blob: bytes) -> list[Tag]:

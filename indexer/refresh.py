@@ -2,7 +2,9 @@
 
 A file whose size and modification time match the store is not even read; one whose bytes hash to the
 stored hash is not parsed again. Writes are batched into transactions of whole files, so a killed
-refresh loses at most its last batch and leaves the store consistent.
+refresh loses at most its last batch and leaves the store consistent. Batches start small, so the
+first files are searchable soon, and grow as a large refresh goes on (every commit flushes the
+full-text index, which costs less per file in larger batches).
 """
 
 from __future__ import annotations
@@ -14,16 +16,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.analysis import FileAnalysis
-from indexer.parse_pool import MIN_FILES_FOR_WORKERS, analyze_in_order
+from indexer.file_rows import FileRows
+from indexer.parse_pool import MIN_FILES_FOR_WORKERS, rows_in_order
 from indexer.skipping import SkipPolicy, WorkspaceFile, content_skip_reason, path_skip_reason, walk_workspace
 from indexer.store import IndexStore, content_hash
 
 log = logging.getLogger(__name__)
 
-# Commit after this many written files or seconds, whichever comes first.
+# Commit after this many written files or seconds, whichever comes first; both double with every
+# commit of a refresh, up to the maxima.
 _BATCH_FILES = 200
 _BATCH_SECONDS = 0.5
+_MAX_BATCH_FILES = 1600
+_MAX_BATCH_SECONDS = 2.0
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -83,13 +88,17 @@ class _Refresher:
         self.report = RefreshReport()
         self._pending: list[Callable[[], None]] = []
         self._batch_started = time.monotonic()
+        self._batch_files = _BATCH_FILES
+        self._batch_seconds = _BATCH_SECONDS
 
     def write(self, action: Callable[[], None]) -> None:
         """Queues a write; commits the batch when it is large or old enough."""
         self._pending.append(action)
-        too_old = time.monotonic() - self._batch_started > _BATCH_SECONDS
-        if len(self._pending) >= _BATCH_FILES or too_old:
+        too_old = time.monotonic() - self._batch_started > self._batch_seconds
+        if len(self._pending) >= self._batch_files or too_old:
             self.commit()
+            self._batch_files = min(2 * self._batch_files, _MAX_BATCH_FILES)
+            self._batch_seconds = min(2 * self._batch_seconds, _MAX_BATCH_SECONDS)
 
     def commit(self) -> None:
         """Writes the queued actions in one transaction."""
@@ -141,19 +150,19 @@ class _Refresher:
             return None
         return _ParseJob(path, size, mtime, digest, is_new=state is None), data
 
-    def store_analysis(self, job: _ParseJob, analysis: FileAnalysis | Exception) -> None:
+    def store_rows(self, job: _ParseJob, rows: FileRows | Exception) -> None:
         """Writes a parsed file, or reports why it could not be parsed."""
-        if isinstance(analysis, Exception):
-            log.error("indexing %s failed: %r", job.path, analysis)
-            self.report.skipped.append((job.path, f"indexing failed ({type(analysis).__name__})"))
+        if isinstance(rows, Exception):
+            log.error("indexing %s failed: %r", job.path, rows)
+            self.report.skipped.append((job.path, f"indexing failed ({type(rows).__name__})"))
             return
-        self.report.symbols += sum(tag.is_definition for tag in analysis.tags)
-        self.report.chunks += len(analysis.chunks)
+        self.report.symbols += len(rows.symbols)
+        self.report.chunks += len(rows.chunks)
         if job.is_new:
             self.report.added += 1
         else:
             self.report.updated += 1
-        self.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, analysis))
+        self.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, rows))
 
     def parse_and_store(
         self, files: list[WorkspaceFile], workers: int, progress: ProgressCallback | None
@@ -175,8 +184,8 @@ class _Refresher:
             if (state := self.known.get(file.relative_path)) is None or state.mtime_ns != file.mtime_ns
         )
         use_workers = workers if maybe_changed >= MIN_FILES_FOR_WORKERS else 1
-        for job, analysis in analyze_in_order(jobs(), use_workers):
-            self.store_analysis(job, analysis)
+        for job, rows in rows_in_order(jobs(), use_workers):
+            self.store_rows(job, rows)
 
 
 def refresh_workspace(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,19 +83,56 @@ class WalkResult:
 
 
 def walk_workspace(root: Path, policy: SkipPolicy) -> WalkResult:
-    """Every indexable file under ``root``, in a stable (sorted) order."""
+    """Every indexable file under ``root``, in a stable (sorted, depth-first) order.
+
+    The walk keeps its own stack of open directories instead of recursing, so no nesting depth can
+    exhaust Python's recursion limit."""
     result = WalkResult()
-    _walk(root, "", [], policy, result)
+    stack: list[_OpenDirectory] = []
+    _open_directory(root, "", [], result, stack)
+    while stack:
+        frame = stack[-1]
+        entry = next(frame.entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        path = f"{frame.relative}/{entry.name}" if frame.relative else entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                reason = _directory_skip_reason(entry, path, frame.rule_sets, policy)
+                if reason is not None:
+                    result.skipped.append((path, reason))
+                else:
+                    _open_directory(Path(entry.path), path, frame.rule_sets, result, stack)
+            elif entry.is_file():
+                reason = _file_skip_reason(entry, path, frame.rule_sets, policy)
+                if reason is not None:
+                    result.skipped.append((path, reason))
+                else:
+                    stat = entry.stat()
+                    result.files.append(WorkspaceFile(path, stat.st_size, stat.st_mtime_ns))
+        except OSError as error:
+            result.skipped.append((path, f"unreadable ({error.strerror})"))
     return result
 
 
-def _walk(
+@dataclass
+class _OpenDirectory:
+    """A directory the walk is in: its remaining entries (sorted) and the ignore rules in force."""
+
+    relative: str
+    rule_sets: list[tuple[str, IgnoreRules]]
+    entries: Iterator[os.DirEntry[str]]
+
+
+def _open_directory(
     directory: Path,
     relative: str,
     rule_sets: list[tuple[str, IgnoreRules]],
-    policy: SkipPolicy,
     result: WalkResult,
+    stack: list[_OpenDirectory],
 ) -> None:
+    """Reads a directory's entries and its ``.gitignore`` onto the walk's stack."""
     gitignore = directory / ".gitignore"
     if gitignore.is_file():
         rule_sets = [*rule_sets, (relative, read_rules(gitignore))]
@@ -103,24 +141,7 @@ def _walk(
     except OSError as error:
         result.skipped.append((relative or ".", f"unreadable directory ({error.strerror})"))
         return
-    for entry in entries:
-        path = f"{relative}/{entry.name}" if relative else entry.name
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                reason = _directory_skip_reason(entry, path, rule_sets, policy)
-                if reason is not None:
-                    result.skipped.append((path, reason))
-                else:
-                    _walk(Path(entry.path), path, rule_sets, policy, result)
-            elif entry.is_file():
-                reason = _file_skip_reason(entry, path, rule_sets, policy)
-                if reason is not None:
-                    result.skipped.append((path, reason))
-                else:
-                    stat = entry.stat()
-                    result.files.append(WorkspaceFile(path, stat.st_size, stat.st_mtime_ns))
-        except OSError as error:
-            result.skipped.append((path, f"unreadable ({error.strerror})"))
+    stack.append(_OpenDirectory(relative, rule_sets, iter(entries)))
 
 
 def path_skip_reason(root: Path, relative_path: str, policy: SkipPolicy) -> str | None:

@@ -19,11 +19,12 @@ import hashlib
 import logging
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.analysis import FileAnalysis
+from indexer.file_rows import FileRows
 from indexer.schema import connect, delete_database, open_database
 from indexer.store_writes import delete_file_rows, insert_file_rows
 
@@ -31,6 +32,11 @@ log = logging.getLogger(__name__)
 
 # A term in more than this share of the chunks is too common for BM25 to rank by.
 COMMON_TERM_SHARE = 0.01
+# Document counts are kept in memory for the terms in more chunks than this (the others count as this).
+TERM_COUNT_FLOOR = 50
+# Definitions of this many names are kept for retrieval between writes (common names such as
+# ``__init__`` have thousands of definitions, and sorting them is most of a query's cost).
+_CACHED_NAMES = 4096
 
 
 def content_hash(data: bytes) -> str:
@@ -87,6 +93,9 @@ class IndexStore:
         self._writer = open_database(db_path, workspace)
         self._reader = self._open_reader()
         self._common_terms: frozenset[str] | None = None
+        self._term_counts: dict[str, int] = {}
+        self._definitions_cache: OrderedDict[tuple[str, int], list[DefinitionRow]] = OrderedDict()
+        self._generation = 0  # commits so far; a query's answer is cached only if none came meanwhile
 
     def rebuild(self, reason: str) -> None:
         """Deletes the database and starts an empty one (after SQLite reported it damaged)."""
@@ -95,6 +104,7 @@ class IndexStore:
         delete_database(self.db_path)
         self._writer = open_database(self.db_path, self.workspace)
         self._reader = self._open_reader()
+        self._forget_cached_reads()
 
     def _open_reader(self) -> sqlite3.Connection:
         reader = connect(self.db_path)
@@ -122,12 +132,19 @@ class IndexStore:
                 self._writer.execute("ROLLBACK")
                 raise
             self._writer.execute("COMMIT")
+            self._forget_cached_reads()
 
-    def write_file(self, path: str, digest: str, size: int, mtime_ns: int, analysis: FileAnalysis) -> None:
+    def _forget_cached_reads(self) -> None:
+        """After a commit: answers cached from before it are stale, and so is any query begun before it."""
+        with self._read_lock:
+            self._definitions_cache.clear()
+            self._generation += 1
+
+    def write_file(self, path: str, digest: str, size: int, mtime_ns: int, rows: FileRows) -> None:
         """Replaces a file's records. This and the other writers run inside ``transaction()``."""
         delete_file_rows(self._writer, path)
         self._writer.execute("DELETE FROM skipped WHERE path=?", (path,))
-        insert_file_rows(self._writer, path, digest, size, mtime_ns, analysis)
+        insert_file_rows(self._writer, path, digest, size, mtime_ns, rows)
 
     def write_skipped(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remembers a file skipped for its content, so an unchanged one is not read again."""
@@ -179,9 +196,32 @@ class IndexStore:
         }
 
     def definitions_named(self, names: list[str], per_name: int = 40) -> list[DefinitionRow]:
-        """Definitions of any of ``names``, at most ``per_name`` of each (top-level ones first)."""
-        if not names:
-            return []
+        """Definitions of any of ``names``, at most ``per_name`` of each (top-level ones first, then by
+        path and line), grouped by name. Answers are cached per name until the next write."""
+        found: dict[str, list[DefinitionRow]] = {}
+        with self._read_lock:
+            generation = self._generation
+            for name in names:
+                cached = self._definitions_cache.get((name, per_name))
+                if cached is not None:
+                    self._definitions_cache.move_to_end((name, per_name))
+                    found[name] = cached
+        missing = [name for name in dict.fromkeys(names) if name not in found]
+        if missing:
+            rows = self._query_definitions_named(missing, per_name)
+            fetched: dict[str, list[DefinitionRow]] = {name: [] for name in missing}
+            for row in rows:
+                fetched[row.name].append(row)
+            with self._read_lock:
+                if self._generation == generation:
+                    for name, name_rows in fetched.items():
+                        self._definitions_cache[(name, per_name)] = name_rows
+                    while len(self._definitions_cache) > _CACHED_NAMES:
+                        self._definitions_cache.popitem(last=False)
+            found.update(fetched)
+        return [row for name in dict.fromkeys(names) for row in found[name]]
+
+    def _query_definitions_named(self, names: list[str], per_name: int) -> list[DefinitionRow]:
         marks = ",".join("?" * len(names))
         rows = self.query(
             "SELECT path, language, name, kind, scope, line, column, node_start_line, node_end_line FROM ("
@@ -232,17 +272,26 @@ class IndexStore:
         return self._common_terms
 
     def compute_common_terms(self) -> None:
-        """Finds the terms too common to rank by (a scan of the FTS vocabulary, a few hundred ms on a
-        large index), through a connection of its own so retrieval is not held up meanwhile."""
+        """Finds the terms too common to rank by, and keeps the chunk counts of the terms in more than
+        ``TERM_COUNT_FLOOR`` chunks (a scan of the FTS vocabulary, a few hundred ms on a large index),
+        through a connection of its own so retrieval is not held up meanwhile."""
         connection = connect(self.db_path)
         try:
             connection.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, chunks_fts, row)")
             total = connection.execute("SELECT count(*) FROM chunks").fetchone()[0]
             ceiling = max(50, int(total * COMMON_TERM_SHARE))
-            rows = connection.execute("SELECT term FROM temp.vocab WHERE doc > ?", (ceiling,)).fetchall()
+            rows = connection.execute(
+                "SELECT term, doc FROM temp.vocab WHERE doc > ?", (TERM_COUNT_FLOOR,)
+            ).fetchall()
         finally:
             connection.close()
-        self._common_terms = frozenset(term for (term,) in rows)
+        self._term_counts = dict(rows)
+        self._common_terms = frozenset(term for term, count in rows if count > ceiling)
+
+    def term_counts(self) -> dict[str, int]:
+        """Lower-cased term -> chunks holding it, for the terms in more than ``TERM_COUNT_FLOOR`` chunks,
+        as of the last ``compute_common_terms()`` (empty before the first)."""
+        return self._term_counts
 
     def term_document_counts(self, terms: list[str]) -> tuple[dict[str, int], int]:
         """How many chunks hold each term (lower-cased, as the index stores them), and about how many

@@ -37,13 +37,25 @@ def split_identifier(name: str) -> tuple[str, ...]:
 
 def index_terms(text: str) -> str:
     """What the full-text index stores for a chunk: each identifier, plus its words when it has several."""
-    terms: list[str] = []
-    for name in identifiers(text):
-        terms.append(name)
+    if len(_EXPANSIONS) > _MAX_EXPANSIONS:
+        _EXPANSIONS.clear()
+    return " ".join(map(_EXPANSIONS.__getitem__, identifiers(text)))
+
+
+class _Expansions(dict[str, str]):
+    """Identifier -> its index terms (the name, then its words when it has several), filled on demand.
+
+    A cache because a workspace repeats the same names across its files, and the indexer would spend
+    more on splitting them than on finding them."""
+
+    def __missing__(self, name: str) -> str:
         words = split_identifier(name)
-        if len(words) > 1:
-            terms.extend(words)
-    return " ".join(terms)
+        expansion = self[name] = " ".join((name, *words)) if len(words) > 1 else name
+        return expansion
+
+
+_EXPANSIONS = _Expansions()
+_MAX_EXPANSIONS = 200_000
 
 
 def query_terms(text: str, limit: int, keep: frozenset[str] = frozenset()) -> list[str]:
