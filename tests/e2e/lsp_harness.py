@@ -45,24 +45,24 @@ def _make_client() -> LanguageClient:
 
     @client.feature("codedraft/status")
     def on_status(params: Any) -> None:
-        client.statuses.append(_plain(params))  # type: ignore[attr-defined]
+        client.statuses.append(plain(params))  # type: ignore[attr-defined]
 
     @client.feature("codedraft/streamText")
     def on_stream(params: Any) -> None:
-        client.streamed.append(_plain(params))  # type: ignore[attr-defined]
+        client.streamed.append(plain(params))  # type: ignore[attr-defined]
 
     return client
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Notification params as plain dicts and lists (pygls hands unknown methods' params over as
     named tuples)."""
     if hasattr(value, "_asdict"):
         value = value._asdict()
     if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+        return {key: plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
+        return [plain(item) for item in value]
     return value
 
 

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,30 +53,7 @@ def test_neovim_gets_a_codedraft_completion_item(tmp_path: Path, scripted_daemon
     workspace.mkdir()
     source = workspace / "calc.py"
     source.write_text("def total_of(values):\n    total = sum(values)\n    \n")
-    script = tmp_path / "test.lua"
-    script.write_text(LUA)
-    out = tmp_path / "result.json"
-    env = {
-        **os.environ,
-        "CODEDRAFT_TEST_OUT": str(out),
-        "CODEDRAFT_TEST_FILE": str(source),
-        "CODEDRAFT_BIN": CODEDRAFT,
-        "CODEDRAFT_DAEMON": scripted_daemon,
-        "CODEDRAFT_WORKSPACE": str(workspace),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    subprocess.run(
-        ["nvim", "--headless", "--clean", "-c", f"luafile {script}"],
-        env=env,
-        timeout=120,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
-    result = json.loads(out.read_text())
+    result = _run_neovim(tmp_path, LUA, source, scripted_daemon, timeout_s=120)
     assert result.get("capabilities") is True, result
     assert result["items"] == [{"label": "return total", "newText": "return total"}]
 
@@ -152,30 +130,7 @@ def test_neovim_steps_through_a_predicted_rename(tmp_path: Path, scripted_daemon
     workspace.mkdir()
     source = workspace / "scale.py"
     source.write_text("def scale(value, factor):\n    doubled = value * factor\n    return doubled + value\n")
-    script = tmp_path / "next_edit.lua"
-    script.write_text(NEXT_EDIT_LUA)
-    out = tmp_path / "result.json"
-    env = {
-        **os.environ,
-        "CODEDRAFT_TEST_OUT": str(out),
-        "CODEDRAFT_TEST_FILE": str(source),
-        "CODEDRAFT_BIN": CODEDRAFT,
-        "CODEDRAFT_DAEMON": scripted_daemon,
-        "CODEDRAFT_WORKSPACE": str(workspace),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    subprocess.run(
-        ["nvim", "--headless", "--clean", "-c", f"luafile {script}"],
-        env=env,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
-    result = json.loads(out.read_text())
+    result = _run_neovim(tmp_path, NEXT_EDIT_LUA, source, scripted_daemon, timeout_s=60)
     assert "error" not in result, result
     assert result["offered"] == [{"line": 1, "text": "amount"}, {"line": 2, "text": "amount"}]
     assert result["titles"] == ["Apply predicted edit"]
@@ -184,3 +139,33 @@ def test_neovim_steps_through_a_predicted_rename(tmp_path: Path, scripted_daemon
         "    doubled = amount * ratio",
         "    return doubled + amount",
     ]
+
+
+def _run_neovim(tmp_path: Path, lua: str, source: Path, daemon: str, timeout_s: int) -> dict[str, Any]:
+    """Runs ``lua`` in a headless Neovim editing ``source`` (its folder the workspace) against
+    ``codedraft lsp --daemon DAEMON``, and returns what the script wrote with ``finish``."""
+    script = tmp_path / "test.lua"
+    script.write_text(lua)
+    out = tmp_path / "result.json"
+    env = {
+        **os.environ,
+        "CODEDRAFT_TEST_OUT": str(out),
+        "CODEDRAFT_TEST_FILE": str(source),
+        "CODEDRAFT_BIN": CODEDRAFT,
+        "CODEDRAFT_DAEMON": daemon,
+        "CODEDRAFT_WORKSPACE": str(source.parent),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    subprocess.run(
+        ["nvim", "--headless", "--clean", "-c", f"luafile {script}"],
+        env=env,
+        timeout=timeout_s,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+    )
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result

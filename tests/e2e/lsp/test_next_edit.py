@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.e2e.daemon_process import running_daemon
-from tests.e2e.lsp_harness import open_document, running_lsp
+from tests.e2e.lsp_harness import open_document, plain, running_lsp
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 
 SOURCE = "def scale(value, factor):\n    doubled = value * factor\n    return doubled + value\n"
@@ -57,17 +57,7 @@ async def _inline_edits(client: Any, uri: str, line: int, character: int) -> lis
         "context": {"triggerKind": 2},
     }
     result = await client.protocol.send_request_async("textDocument/copilotInlineEdit", params)
-    return [_plain(edit) for edit in result.edits]
-
-
-def _plain(value: Any) -> Any:
-    if hasattr(value, "_asdict"):
-        value = value._asdict()
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
+    return [plain(edit) for edit in result.edits]
 
 
 async def test_a_typed_rename_is_offered_at_every_other_use_and_tab_applies_each(

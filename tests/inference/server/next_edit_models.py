@@ -11,6 +11,7 @@ import itertools
 import json
 from pathlib import Path
 
+from tests.fixtures.scripted_model import write_bigram_weights
 from tests.fixtures.tiny_models import SPECIAL_TOKENS, make_tiny_checkpoint, train_tokenizer_json
 
 ZETA_MARKERS = (
@@ -51,9 +52,6 @@ def make_reply_checkpoint(
     """A llama checkpoint in ``directory`` that answers a prompt ending in the last token of
     ``prompt_end`` with ``reply`` and then end-of-text (``then_eos``), or with whatever follows the
     reply's last token in the reply (a loop). ValueError when a token would need two successors."""
-    import torch
-    from safetensors.torch import load_file, save_file
-
     out = make_tiny_checkpoint(directory, "llama", seed=7, max_position_embeddings=2048)
     tokenizer_json = train_tokenizer_json(special_tokens)
     (out / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
@@ -65,18 +63,5 @@ def make_reply_checkpoint(
     for current, following in itertools.pairwise(chain):
         if successor.setdefault(current, following) != following:
             raise ValueError(f"token {current} would need two successors; choose another reply")
-    weights_path = out / "model.safetensors"
-    weights = load_file(str(weights_path))
-    embed = torch.randn(
-        weights["model.embed_tokens.weight"].shape, generator=torch.Generator().manual_seed(0)
-    )
-    weights["model.embed_tokens.weight"] = embed
-    head = torch.zeros_like(weights["lm_head.weight"])
-    for current, following in successor.items():
-        head[following] += embed[current] / embed[current].norm() * 8.0
-    weights["lm_head.weight"] = head
-    for name in list(weights):
-        if name.endswith(("self_attn.o_proj.weight", "mlp.down_proj.weight")):
-            weights[name] = torch.zeros_like(weights[name])
-    save_file(weights, str(weights_path), metadata={"format": "pt"})
+    write_bigram_weights(out, successor)
     return out
