@@ -38,8 +38,9 @@ async def predicted_edits(ls: CodedraftServer, uri: str, line: int, column: int)
     document = ls.open_document(uri)
     if document is None:
         return []
-    if line > document.source.count("\n"):
-        raise ValueError(f"line {line} is past the end of {uri} ({document.source.count(chr(10)) + 1} lines)")
+    lines = document.source.count("\n") + 1
+    if line >= lines:
+        raise ValueError(f"line {line} is past the end of {uri} ({lines} lines)")
     path = ls.relative_path(uri)
     try:
         answer = await ls.next_edits.predict(path, line, column)
