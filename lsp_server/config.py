@@ -119,6 +119,8 @@ class NextEditSettings:
     """A model prediction that takes longer is abandoned (and the daemon stops decoding it)."""
     context_budget_tokens: int = 512
     """Tokens of retrieved workspace context in a next-edit prompt."""
+    history_budget_tokens: int = 800
+    """Tokens of recent edits (the newest that fit) in a next-edit prompt; the server keeps up to 3,000."""
 
 
 @dataclass(frozen=True)

@@ -62,13 +62,15 @@ class EditHistory:
         self._edits: list[FileEdit] = []  # oldest first
         self._expected: dict[str, str] = {}  # path -> its text once a suggestion is applied
 
-    def edits(self) -> list[FileEdit]:
-        """The edits to send, oldest first, within the bounds (the newest ones that fit)."""
+    def edits(self, max_tokens: int | None = None) -> list[FileEdit]:
+        """The edits to send, oldest first, within the bounds (the newest ones that fit; at most
+        ``max_tokens`` of diffs when given, within the history's own bound)."""
+        limit = self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens)
         kept: list[FileEdit] = []
         tokens = 0
         for edit in reversed(self._edits):
             tokens += self.estimate.tokens(edit.diff)
-            if tokens > self.max_tokens or len(kept) == self.max_edits:
+            if tokens > limit or len(kept) == self.max_edits:
                 break
             kept.append(edit)
         return kept[::-1]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 OFF = "next-edit suggestions are off"
 NOTHING = "no edit to predict"
+RENAMED = "the rename was offered; nothing more until the next edit"
 STALE = "the document changed while the model was predicting"
 NO_REPLY = "the model's reply was not a rewrite of the region"
 TOO_LONG = "the line at the cursor is too long for a next-edit region"
@@ -91,6 +92,7 @@ class NextEditService:
         self.history = EditHistory()
         self.pending = PendingEdits()
         self._derived: FileEdit | None = None  # the user edit the index was last asked about
+        self._renamed: FileEdit | None = None  # the user edit whose rename was offered
         self._call_sites: list[JumpTarget] = []  # calls of a function whose parameters just changed
         self._kept_snippets: dict[str, tuple[int, list[Snippet]]] = {}  # path -> (line, snippets)
 
@@ -145,8 +147,11 @@ class NextEditService:
             self._derived = last
             renames = await asyncio.to_thread(self._renames, last)
             if renames:
+                self._renamed = last
                 return Answer(self.pending.add(renames, "rename"))
             self._call_sites = await asyncio.to_thread(self._call_sites_of, last)
+        if last is not None and last is self._renamed:
+            return Answer([], RENAMED)  # the rename was the edit that followed; the model adds nothing
         if not settings.model:
             return Answer([], NOTHING)
         while self._call_sites:  # a changed signature: the model rewrites each call site in turn
@@ -193,9 +198,8 @@ class NextEditService:
         language = self.documents.language(path)
         cursor = offset_of(text, (line, column))
         snippets = await asyncio.to_thread(self._snippets, settings, path, text, line, column)
-        question = question_at(
-            path, language, text, line, cursor, self.history.edits(), snippets, f"next-edit:{path}"
-        )
+        history = self.history.edits(settings.history_budget_tokens)
+        question = question_at(path, language, text, line, cursor, history, snippets, f"next-edit:{path}")
         if question is None:
             return Answer([], TOO_LONG)
         started = self.clock()

@@ -171,3 +171,17 @@ def test_a_file_changed_on_disk_drops_its_edits() -> None:
     assert len(history.edits()) == 1
     history.change("a.py", 3, "other\n", 12.0)
     assert history.edits() == []
+
+
+def test_a_smaller_budget_sends_only_the_newest_edits_that_fit() -> None:
+    history = EditHistory()
+    text = "".join(f"line_{n} = {n}\n" for n in range(40))
+    history.open("a.py", 1, text)
+    for version, n in enumerate(range(0, 40, 10), start=2):  # four edits far apart: four diffs
+        text = text.replace(f"line_{n} = {n}\n", f"line_{n} = {n + 1000}\n")
+        history.change("a.py", version, text, now=10.0 * version)
+    every = history.edits()
+    assert len(every) == 4
+    one = history.estimate.tokens(every[-1].diff)
+    assert history.edits(one) == every[-1:]
+    assert history.edits(one - 1) == []

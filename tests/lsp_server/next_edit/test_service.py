@@ -14,7 +14,7 @@ from indexer.workspace import WorkspaceIndex
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.config import NextEditSettings
 from lsp_server.next_edit.checks import REVERTS
-from lsp_server.next_edit.service import NOTHING, OFF, STALE, TOO_LONG, NextEditService
+from lsp_server.next_edit.service import NOTHING, OFF, RENAMED, STALE, TOO_LONG, NextEditService
 
 SOURCE = "def area(width, height):\n    size = width * height\n    return size + width\n"
 
@@ -66,7 +66,7 @@ def _type(service: NextEditService, docs: Docs, path: str, version: int, text: s
 
 def test_a_typed_rename_offers_each_other_use_until_all_are_renamed() -> None:
     docs = Docs({"geo.py": SOURCE})
-    service, asked = _service(docs, [], NextEditSettings(model=False))
+    service, asked = _service(docs, [])
     service.opened("geo.py", 1, SOURCE)
     text = SOURCE
     for version, typed in enumerate(
@@ -83,7 +83,8 @@ def test_a_typed_rename_offers_each_other_use_until_all_are_renamed() -> None:
         service.accepted(edit.id)
         version += 1
     assert text == SOURCE.replace("width", "wide")
-    assert asked == []  # renames need no model call
+    assert asked == []  # renames need no model call, and once offered the model is not asked
+    assert asyncio.run(service.predict("geo.py", 2, 4)).quiet == RENAMED
     assert [e.accepted for e in service.history.edits()] == [False, True, True]
 
 
