@@ -20,6 +20,7 @@ export interface ServerSettings {
     debounceMs: number;
     timeoutMs: number;
     prefill: boolean;
+    confidence: string;
   };
   nextEdit: { enabled: boolean };
   agent: { checkCommand: string; stepLimit: number };
@@ -48,6 +49,7 @@ export const DEFAULTS = {
   'completion.debounceMs': 75,
   'completion.timeoutMs': 5000,
   'completion.prefill': true,
+  'completion.confidence': 'auto',
   'nextEdit.enabled': true,
   'agent.checkCommand': '',
   'agent.stepLimit': 4,
@@ -98,6 +100,7 @@ export function readServerSettings(config: SettingsReader): ServerSettings {
       debounceMs: readCount(config, 'completion.debounceMs'),
       timeoutMs: readCount(config, 'completion.timeoutMs'),
       prefill: typeof prefill === 'boolean' ? prefill : DEFAULTS['completion.prefill'],
+      confidence: readConfidence(config),
     },
     nextEdit: { enabled: typeof nextEdit === 'boolean' ? nextEdit : DEFAULTS['nextEdit.enabled'] },
     agent: {
@@ -105,6 +108,16 @@ export function readServerSettings(config: SettingsReader): ServerSettings {
       stepLimit: readCount(config, 'agent.stepLimit'),
     },
   };
+}
+
+/** `auto`, `off` or a target precision in (0, 1] written as a string; anything else is `auto`. */
+function readConfidence(config: SettingsReader): string {
+  const value = readString(config, 'completion.confidence');
+  if (value === 'auto' || value === 'off') {
+    return value;
+  }
+  const target = Number(value);
+  return value !== '' && Number.isFinite(target) && target > 0 && target <= 1 ? value : 'auto';
 }
 
 export function readClientSettings(config: SettingsReader): ClientSettings {

@@ -24,7 +24,7 @@ describe('server settings', () => {
   it('maps defaults to the nested camelCase initializationOptions', () => {
     assert.deepEqual(readServerSettings(reader({})), {
       daemon: { address: '', model: '', draftModel: '', device: 'auto', tlsCa: '' },
-      completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75, timeoutMs: 5000, prefill: true },
+      completion: { enabled: true, enabledLanguages: ['*'], maxTokens: 64, contextBudgetTokens: 1024, debounceMs: 75, timeoutMs: 5000, prefill: true, confidence: 'auto' },
       nextEdit: { enabled: true },
       agent: { checkCommand: '', stepLimit: 4 },
     });
@@ -45,6 +45,7 @@ describe('server settings', () => {
         'completion.debounceMs': 10,
         'completion.timeoutMs': 60000,
         'completion.prefill': false,
+        'completion.confidence': ' 0.6 ',
         'nextEdit.enabled': false,
         'agent.checkCommand': 'pytest -x -q',
         'agent.stepLimit': 6,
@@ -67,6 +68,7 @@ describe('server settings', () => {
         debounceMs: 10,
         timeoutMs: 60000,
         prefill: false,
+        confidence: '0.6',
       },
       nextEdit: { enabled: false },
       agent: { checkCommand: 'pytest -x -q', stepLimit: 6 },
@@ -84,6 +86,7 @@ describe('server settings', () => {
         'completion.enabled': 'yes',
         'completion.prefill': 'no',
         'nextEdit.enabled': 'off',
+        'completion.confidence': '1.5',
         'completion.enabledLanguages': ['python', 3],
         'daemon.device': '',
       }),
@@ -96,6 +99,7 @@ describe('server settings', () => {
     assert.equal(settings.completion.enabled, true);
     assert.equal(settings.completion.prefill, true);
     assert.equal(settings.nextEdit.enabled, true);
+    assert.equal(settings.completion.confidence, 'auto');
     assert.deepEqual(settings.completion.enabledLanguages, ['*']);
     assert.equal(settings.daemon.device, 'auto');
   });
