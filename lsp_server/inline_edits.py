@@ -52,7 +52,11 @@ async def predicted_edits(ls: CodedraftServer, uri: str, line: int, column: int)
         ls.status.update(last_next_edit=answer.figures)
     if answer.quiet is not None:
         ls.status.update(suppressed=f"next edit: {answer.quiet}")
-    return [edit for edit in (_wire(ls, e) for e in answer.edits) if edit is not None]
+    documents: dict[str, tuple[str, str, int | None] | None] = {}  # path -> (text, uri, version)
+    for edit in answer.edits:
+        if edit.path not in documents:
+            documents[edit.path] = _document(ls, edit.path)
+    return [_wire(edit, found) for edit in answer.edits if (found := documents[edit.path]) is not None]
 
 
 def workspace_edit(ls: CodedraftServer, edit: dict[str, Any]) -> types.WorkspaceEdit:
@@ -70,12 +74,18 @@ def workspace_edit(ls: CodedraftServer, edit: dict[str, Any]) -> types.Workspace
     )
 
 
-def _wire(ls: CodedraftServer, edit: PendingEdit) -> dict[str, Any] | None:
-    text = ls.documents.text(edit.path)
+def _document(ls: CodedraftServer, path: str) -> tuple[str, str, int | None] | None:
+    """The text, URI and editor version (None: not open) of ``path``; None when unreadable."""
+    text = ls.documents.text(path)
     if text is None:
         return None
-    uri = ls.documents.uri(edit.path)
+    uri = ls.documents.uri(path)
     document = ls.open_document(uri)
+    return text, uri, document.version if document is not None else None
+
+
+def _wire(edit: PendingEdit, document: tuple[str, str, int | None]) -> dict[str, Any]:
+    text, uri, version = document
     start, end = position_of(text, edit.start), position_of(text, edit.end)
     return {
         "text": edit.new,
@@ -83,7 +93,7 @@ def _wire(ls: CodedraftServer, edit: PendingEdit) -> dict[str, Any] | None:
             "start": {"line": start[0], "character": start[1]},
             "end": {"line": end[0], "character": end[1]},
         },
-        "textDocument": {"uri": uri, "version": document.version if document is not None else None},
+        "textDocument": {"uri": uri, "version": version},
         "command": {"title": "Accept next edit", "command": ACCEPT, "arguments": [edit.id]},
     }
 

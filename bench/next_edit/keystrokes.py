@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from lsp_server.next_edit.diffs import changed_span as diff_span
+
 Position = tuple[int, int]  # (line, UTF-16 column), as LSP counts them
 
 
@@ -46,15 +48,9 @@ def offset_at(text: str, position: Position) -> int:
 
 def changed_span(old: str, new: str) -> tuple[int, int, str]:
     """The smallest single replacement that turns ``old`` into ``new``: ``old[start:end]`` becomes
-    the returned text."""
-    prefix = 0
-    limit = min(len(old), len(new))
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
-        suffix += 1
-    return prefix, len(old) - suffix, new[prefix : len(new) - suffix]
+    the returned text (the span from the language server's own ``diffs.changed_span``)."""
+    start, end, new_end = diff_span(old, new)
+    return start, end, new[start:new_end]
 
 
 def keystrokes(old: str, new: str, pieces: int = 3) -> list[Change]:

@@ -9,8 +9,7 @@ did). Each check returns the reason to stay quiet, or None to show.
 from __future__ import annotations
 
 from lsp_server.completion.syntax import MAX_PARSE_CHARS, error_count, language_spec, parse
-from lsp_server.next_edit.diffs import FileEdit
-from lsp_server.next_edit.pending import changed_span
+from lsp_server.next_edit.diffs import FileEdit, changed_span
 
 NO_CHANGE = "the predicted edit changes nothing"
 REVERTS = "the predicted edit would undo the last edit"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import AnyStr
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
@@ -94,3 +95,21 @@ def changed_lines(before: str, after: str) -> tuple[int, int, int]:
     while tail < limit - start and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
         tail += 1
     return start, len(old) - tail, len(new) - tail
+
+
+def changed_span(before: AnyStr, after: AnyStr) -> tuple[int, int, int]:
+    """(start, end in ``before``, end in ``after``) of the characters (or bytes) that differ."""
+    limit = min(len(before), len(after))
+    start = 0
+    step = 4096
+    while start < limit:  # compare in slices: a per-character loop is slow on long texts
+        size = min(step, limit - start)
+        if before[start : start + size] != after[start : start + size]:
+            while before[start] == after[start]:
+                start += 1
+            break
+        start += size
+    tail = 0
+    while tail < limit - start and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    return start, len(before) - tail, len(after) - tail

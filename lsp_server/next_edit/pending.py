@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from indexer.positions import cursor_offset, utf16_length
+from lsp_server.next_edit.diffs import changed_span
 
 Position = tuple[int, int]  # (line, UTF-16 column), as LSP counts them
 
@@ -51,24 +52,6 @@ def position_of(text: str, offset: int) -> Position:
     return line, utf16_length(text[line_start:offset])
 
 
-def changed_span(before: str, after: str) -> tuple[int, int, int]:
-    """(start, end in ``before``, end in ``after``) of the characters that differ."""
-    limit = min(len(before), len(after))
-    start = 0
-    step = 4096
-    while start < limit:  # compare in slices: a per-character loop is slow on long texts
-        size = min(step, limit - start)
-        if before[start : start + size] != after[start : start + size]:
-            while before[start] == after[start]:
-                start += 1
-            break
-        start += size
-    tail = 0
-    while tail < limit - start and before[-1 - tail] == after[-1 - tail]:
-        tail += 1
-    return start, len(before) - tail, len(after) - tail
-
-
 class PendingEdits:
     """The predictions offered and not yet taken or dismissed, across a workspace's files."""
 
@@ -97,8 +80,11 @@ class PendingEdits:
         """The edits still standing, in order: each one's document (``text_of(path)``, None when
         unreadable) still holds its old text at its place; the others are dropped."""
         standing = []
+        texts: dict[str, str | None] = {}  # one read per document, however many edits it holds
         for edit in self._edits:
-            text = text_of(edit.path)
+            if edit.path not in texts:
+                texts[edit.path] = text_of(edit.path)
+            text = texts[edit.path]
             if text is not None and text[edit.start : edit.end] == edit.old:
                 standing.append(edit)
         self._edits = standing

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from indexer.positions import utf16_column, utf16_length
 from lsp_server.completion.syntax import MAX_PARSE_CHARS, encode, parse
+from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.index_references import references_elsewhere
 from lsp_server.next_edit.symbol_scope import (
     binding_scope,
@@ -58,18 +59,6 @@ class Rename:
     old: str
     new: str
     start: int
-
-
-def changed_span(before: bytes, after: bytes) -> tuple[int, int, int]:
-    """(start, end in ``before``, end in ``after``) of the bytes that differ."""
-    start = 0
-    limit = min(len(before), len(after))
-    while start < limit and before[start] == after[start]:
-        start += 1
-    tail = 0
-    while tail < limit - start and before[-1 - tail] == after[-1 - tail]:
-        tail += 1
-    return start, len(before) - tail, len(after) - tail
 
 
 def detect_rename(

@@ -3,7 +3,8 @@ editor applies one."""
 
 from __future__ import annotations
 
-from lsp_server.next_edit.pending import PendingEdits, changed_span, offset_of, position_of
+from lsp_server.next_edit.diffs import changed_span
+from lsp_server.next_edit.pending import PendingEdits, offset_of, position_of
 
 TEXT = "def f(count):\n    total = count + 1\n    return count\n"
 
@@ -17,6 +18,7 @@ def test_changed_span_finds_the_differing_characters() -> None:
     assert changed_span("abcdef", "abXYef") == (2, 4, 4)
     assert changed_span("abc", "abc") == (3, 3, 3)
     assert changed_span("a" * 10_000 + "b", "a" * 10_000 + "cb") == (10_000, 10_000, 10_001)
+    assert changed_span(b"width = 1", b"wide = 1") == (3, 5, 4)  # bytes too (renames diff UTF-8)
 
 
 def test_positions_and_offsets_round_trip_in_utf16() -> None:
