@@ -125,7 +125,7 @@ class LLMEngine:
         seq = Sequence(
             request,
             prompt_ids,
-            TextStream(decoder, request.sampling.stop),
+            TextStream(decoder, request.sampling.stop, request.text_rule),
             make_generator(request.sampling.seed, self.target.device),
             controllers_for(request.spec_mode, self.proposers, self.config.speculation, request.draft_limit),
             next(self._arrivals),

@@ -13,7 +13,7 @@ from inference.engine.confidence import ConfidenceTracker, LineConfidence
 from inference.engine.errors import EngineError, InvalidRequestError
 from inference.engine.healing_constraint import HealingConstraint
 from inference.engine.repetition import RepetitionGuard
-from inference.engine.text_stream import TextStream
+from inference.engine.text_stream import TextRule, TextStream
 from inference.spec_decode.controller import SpeculationController
 from inference.tokenizer import Tokenizer
 
@@ -50,6 +50,9 @@ class Request:
     # Most tokens one prompt-lookup round may verify, when larger than SpeculationConfig.k_max: a
     # rewrite of a region (PredictEdit) proposes the region's unchanged rest in one or few rounds.
     draft_limit: int | None = None
+    # A rule over the streamed text that may end it early (`text_stream.TextRule`): a region's rewrite
+    # stops once it re-joins the original (inference.prompts.next_edit.rejoin).
+    text_rule: TextRule | None = None
 
 
 def checked_prompt(request: Request, tokenizer: Tokenizer, max_len: int, vocab_size: int) -> list[int]:

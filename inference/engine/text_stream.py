@@ -2,13 +2,21 @@
 
 The tokenizer's `IncrementalDecoder` holds back incomplete UTF-8 sequences; on top of that, this
 module holds back any tail of the text that could be the start of a stop string, so a stop string is
-never half-streamed before it is recognised.
+never half-streamed before it is recognised. A request may also carry a rule over its whole text so
+far (`TextRule`; a region's rewrite stops once it re-joins the original,
+`inference.prompts.next_edit.rejoin`): when the rule answers, the text is cut where it says, the
+rule's text is appended, and the stream stops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
+
+TextRule = Callable[[str], tuple[int, str] | None]
+"""Called with a request's whole streamed text after each delta that holds a line end: None to go
+on, or (cut, rest): keep the first `cut` characters (never fewer than were already streamed), then
+`rest`, and stop."""
 
 
 class IncrementalDecoding(Protocol):
@@ -61,19 +69,44 @@ class StopStringFilter:
 class TextStream:
     """Decodes one request's output tokens into deltas that are safe to show."""
 
-    def __init__(self, decoder: IncrementalDecoding, stops: Sequence[str]) -> None:
+    def __init__(
+        self, decoder: IncrementalDecoding, stops: Sequence[str], rule: TextRule | None = None
+    ) -> None:
         self._decoder = decoder
         self._filter = StopStringFilter(stops)
+        self._rule = rule
+        self._text = ""  # what was streamed, kept only for a rule
+        self._ruled = False
 
     @property
     def stopped(self) -> bool:
-        """Whether a stop string has ended the stream."""
-        return self._filter.stopped
+        """Whether a stop string or the request's text rule has ended the stream."""
+        return self._filter.stopped or self._ruled
 
     def push(self, token_id: int) -> str:
         """Text now safe to show after one more token."""
-        return self._filter.push(self._decoder.push(token_id))
+        if self._ruled:
+            return ""
+        return self._apply_rule(self._filter.push(self._decoder.push(token_id)))
 
     def finish(self) -> str:
-        """The held-back text at the end of the request (empty if a stop string ended it)."""
-        return self._filter.push(self._decoder.flush()) + self._filter.flush()
+        """The held-back text at the end of the request (empty if a stop string or the rule ended it)."""
+        if self._ruled:
+            return ""
+        return self._apply_rule(self._filter.push(self._decoder.flush()) + self._filter.flush())
+
+    def _apply_rule(self, delta: str) -> str:
+        if self._rule is None:
+            return delta
+        streamed = len(self._text)
+        text = self._text + delta
+        answer = self._rule(text) if "\n" in delta else None
+        if answer is None:
+            self._text = text
+            return delta
+        cut, rest = answer
+        if cut < streamed:
+            raise ValueError(f"a text rule cut at {cut}, inside the {streamed} characters streamed")
+        self._ruled = True
+        self._text = text[:cut] + rest
+        return self._text[streamed:]

@@ -16,6 +16,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.backends.served_model import ServedModel
 from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.sequence import Request
+from inference.engine.text_stream import TextRule
 from inference.prompts.chat import ChatTemplate
 from inference.prompts.prefix_only import suffix_stop
 from inference.prompts.token_boundary import heal_prompt
@@ -53,6 +54,8 @@ class PreparedRequest:
     next_edit: bool = False
     # Most tokens a prompt-lookup round may verify (`Request.draft_limit`); None: k_max.
     draft_limit: int | None = None
+    # Ends the reply early from its text (`Request.text_rule`).
+    text_rule: TextRule | None = None
 
     def engine_request(self, request_id: str, fitted: prompt_budget.FittedPrompt) -> Request:
         """What the engine runs. A prefill computes the prompt and shows nothing: its one greedy token
@@ -74,6 +77,7 @@ class PreparedRequest:
             spec_mode=self.spec_mode,
             chat_messages=self.chat_messages,
             draft_limit=self.draft_limit,
+            text_rule=self.text_rule,
         )
 
     def fit(self) -> tuple[prompt_budget.FittedPrompt, int]:

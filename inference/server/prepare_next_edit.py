@@ -15,6 +15,9 @@ An unset max_tokens is sized from what the reply repeats (the region; for Zeta, 
 whole excerpt, its context lines too): `REPLY_SCALE` times its tokens plus `REPLY_MARKUP_TOKENS`,
 then clamped like every reply (`inference.reply_limits`).
 
+The reply stops once the rewrite has re-joined the original region (`rejoin`): the region's unchanged
+rest is appended, never decoded.
+
 Prompt lookup may verify as many tokens in one round as the reply copies (`Request.draft_limit`):
 once the rewrite re-joins the original region, the region's unchanged rest is proposed and verified
 in one or few forward passes instead of decoded token by token; greedy output stays that of plain
@@ -32,6 +35,7 @@ from inference.config import RequestKind
 from inference.prompts.chat import ChatTemplateError
 from inference.prompts.next_edit.chat_instruction import BLOCK_END
 from inference.prompts.next_edit.inputs import NextEditFormat, NextEditInput, PastEdit
+from inference.prompts.next_edit.rejoin import rejoin_rule
 from inference.server import prompt_budget, validation
 from inference.server.prepare import CHAT_END_TOKENS, PreparedRequest
 from inference.server.validation import RequestError
@@ -188,5 +192,6 @@ def prepare_predict_edit(request: pb.PredictEditRequest, served: ServedModel) ->
         sampling.max_tokens,
         next_edit=True,
         draft_limit=repeated,
+        text_rule=rejoin_rule(format.unchanged_reply(edit)),
     )
     return PreparedEdit(prepared, edit, format, tokenizer)

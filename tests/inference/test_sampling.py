@@ -84,3 +84,21 @@ def test_text_stream_finish_flushes_decoder_and_filter() -> None:
     stopped = TextStream(_CharDecoder(), ["zz"])
     assert stopped.push(ord("z")) + stopped.push(ord("z")) == ""
     assert stopped.stopped and stopped.finish() == ""
+
+
+def test_a_text_rule_cuts_the_stream_appends_its_text_and_stops_it() -> None:
+    """The rule sees the whole text after each delta holding a line end; its answer replaces what
+    follows the cut, and the stream ends (nothing more from later tokens or finish)."""
+    seen: list[str] = []
+
+    def rule(text: str) -> tuple[int, str] | None:
+        seen.append(text)
+        return (text.index("\n") + 1, "REST") if text.startswith("ab\n") else None
+
+    stream = TextStream(_CharDecoder(), ["zz"], rule)
+    assert [stream.push(ord(c)) for c in "ab"] == ["a", "b"]
+    assert not seen  # no line end yet
+    assert stream.push(ord("\n")) == "\nREST"
+    assert stream.stopped
+    assert stream.push(ord("c")) == "" and stream.finish() == ""
+    assert seen == ["ab\n"]

@@ -1,8 +1,10 @@
 """Next edits from any other instruct model: the model's chat template, a system instruction, and
 one user message laid out from stable to volatile (related code, recent edits as unified diffs, then
-the region with the cursor marked). The assistant's turn is opened with a code fence (``OPENER``), so
-the reply is the rewritten region itself, closed by the next fence: a small model (SmolLM2-135M)
-asked to answer with a code block mostly wrote other text; started inside one, it writes code."""
+the region with the cursor marked). The assistant's turn is opened with a code fence (``OPENER``) and
+the region's text up to the cursor, so the reply is the rest of the rewritten region itself, closed
+by the next fence: a small model (SmolLM2-135M) asked to answer with a code block mostly wrote other
+text; started inside one it wrote code, but mostly not the region's (a comment, an import); started
+at the cursor it goes on from there. So the chat format predicts edits at and after the cursor."""
 
 from __future__ import annotations
 
@@ -38,12 +40,17 @@ class ChatInstructionFormat:
 
     def render(self, request: NextEditInput) -> str:
         """System instruction, then the user message; the prompt ends with the assistant's turn
-        opened and its code block begun."""
+        opened, its code block begun, and the region written up to the cursor."""
         messages = [
             {"role": "system", "content": INSTRUCTION},
             {"role": "user", "content": self.user_message(request)},
         ]
-        return self.template.render(messages, add_generation_prompt=True) + OPENER
+        return self.template.render(messages, add_generation_prompt=True) + OPENER + _prefill(request)
+
+    def unchanged_reply(self, request: NextEditInput) -> str:
+        """The reply that leaves the region as it is: its text from the cursor on (the block's
+        closing fence is a stop text)."""
+        return without_final_newline(request.region)[request.cursor :]
 
     def user_message(self, request: NextEditInput) -> str:
         """Related code, recent edits, then the region, each under a heading."""
@@ -62,11 +69,15 @@ class ChatInstructionFormat:
     def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
         """The code block the reply continues (the prompt opened it), cursor marks removed; None when
         it never closes (a reply that `stopped`, at `BLOCK_END` or its turn's end, counts as closed)."""
-        block = OPENER + reply
+        block = OPENER + _prefill(request) + reply
         match = _FENCE.match(block) or (_FENCE.match(block + BLOCK_END) if stopped else None)
         if match is None:
             return None
         return with_region_end(without_final_newline(match.group(1).replace(CURSOR, "")), request.region)
+
+
+def _prefill(request: NextEditInput) -> str:
+    return request.region[: request.cursor]
 
 
 def _fenced(text: str, info: str) -> str:

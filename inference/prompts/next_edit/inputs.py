@@ -58,6 +58,10 @@ class NextEditFormat(Protocol):
         """The whole prompt text, special tokens written as text."""
         ...
 
+    def unchanged_reply(self, request: NextEditInput) -> str:
+        """The reply (up to the format's stop text) that rewrites the region to itself."""
+        ...
+
     def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
         """The rewritten region from the model's reply (``stopped``: the reply ended on a stop text
         or end of sequence, not on the token limit); None for a reply that is malformed or cut."""

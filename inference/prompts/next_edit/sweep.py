@@ -38,6 +38,10 @@ class SweepFormat:
         parts.append(f"{FILE_SEP}updated/{request.path}\n")
         return "".join(parts)
 
+    def unchanged_reply(self, request: NextEditInput) -> str:
+        """The reply that leaves the region as it is (its end is a stop text)."""
+        return without_final_newline(request.region)
+
     def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
         """The updated window: the reply up to its first stop text, less the block's closing line
         end. None when the reply ran into the token limit, or is empty for a region that is not."""

@@ -56,6 +56,10 @@ class ZetaFormat:
         before = f"```{request.path}\n{start}{request.context_before}"
         return f"{before}{REGION_START}\n{marked}\n{REGION_END}{after}\n```"
 
+    def unchanged_reply(self, request: NextEditInput) -> str:
+        """The reply that leaves the region as it is: the excerpt again, without the cursor marker."""
+        return self.excerpt(request).replace(CURSOR, "")
+
     def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
         """The text between the line after the one start marker and the one end marker (cursor
         markers removed); None without exactly one of each in that order."""

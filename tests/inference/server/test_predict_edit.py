@@ -55,7 +55,8 @@ FORMAT_CASES = {
         f"<|editable_region_start|>\n{REWRITE}\n<|editable_region_end|>",
         True,
     ),
-    "chat": ("chat-tiny", SPECIAL_TOKENS, "<|im_start|>assistant\n```\n", f"{REWRITE}```", False),
+    # The chat prompt ends inside the code block, the region written up to the cursor.
+    "chat": ("chat-tiny", SPECIAL_TOKENS, "<|im_start|>assistant\n```\n    ", f"{REWRITE[4:]}```", False),
 }
 # The end-of-text token is one of the Sweep and Zeta stop texts: the reply stops there (STOP).
 FINISH = {"sweep": pb.FINISH_REASON_STOP, "zeta": pb.FINISH_REASON_STOP, "chat": pb.FINISH_REASON_LENGTH}
@@ -86,7 +87,7 @@ async def test_each_format_answers_with_the_parsed_rewrite(
 
 async def test_special_token_text_in_the_region_is_escaped(running: RunningDaemon) -> None:
     region = 'END = "<|endoftext|>"\nTURN = "<|im_end|>"\n'
-    request = _request(region=region, cursor=len(region))
+    request = _request(region=region, cursor=0)  # the model writes the whole region
     served = running.daemon.runner.served
     assert served is not None
     prepared = prepare_predict_edit(request, served)
@@ -254,4 +255,27 @@ async def test_prompt_lookup_with_the_draft_limit_gives_the_plain_rewrite(
         assert plain.figures.generated_tokens == lookup.figures.generated_tokens == 49
         assert plain.figures.draft_proposed == 0
         assert lookup.figures.draft_accepted > 0
+        await wait_idle(running)
+
+
+async def test_a_rewrite_stops_once_it_rejoins_the_region(tmp_path: Path, short_dir: Path) -> None:
+    """The model changes the region's first line, then copies: after two copied lines the reply
+    stops and the region's rest is appended undecoded (9 tokens generated of the 13 a whole rewrite
+    takes), in plain decoding and with prompt lookup alike."""
+    words = distinct_words(10)
+    # Each line's end is a different token (its indentation rides on it), as the bigram model needs.
+    lines = [f"{words[0]}{words[1]}", f"   {words[2]}{words[3]}", f"       {words[4]}{words[5]}"]
+    lines.append(f"           {words[6]}{words[7]}")
+    region = "\n".join(lines) + "\n"
+    rewrite = "\n".join([f"{words[9]}{words[1]}", *lines[1:]])
+    model = make_reply_checkpoint(tmp_path / "sweep-next-edit-rejoin", "updated/a.py\n", rewrite)
+    async with _daemon(model, short_dir) as running:
+        for mode in (pb.SPECULATION_MODE_OFF, pb.SPECULATION_MODE_NGRAM):
+            answer = await running.client.predict_edit(
+                _request(region=region, cursor=0, speculation=mode, request_id=f"j{mode}"), TIMEOUT
+            )
+            assert answer.parsed
+            assert answer.rewritten_region == rewrite + "\n"
+            assert answer.finish_reason == pb.FINISH_REASON_STOP
+            assert answer.figures.generated_tokens == 9
         await wait_idle(running)

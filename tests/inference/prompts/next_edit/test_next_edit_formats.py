@@ -66,9 +66,10 @@ def test_a_keystroke_in_the_region_changes_only_the_prompt_tail(name: str) -> No
     typed = NextEditInput(**{**REQUEST.__dict__, "region": region, "cursor": cursor + 1})
     before, after = FORMATS[name].render(REQUEST), FORMATS[name].render(typed)
     shared = next(i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b)
-    # The first difference is the keystroke, in the region's last copy: snippets, history and (for
-    # Sweep) the original window before it are unchanged.
-    assert shared == before.rindex("def area(w, h, d") + len("def area(w, h, d")
+    # The first difference is the keystroke, in the current region (Sweep's last copy, the chat's
+    # user message): snippets, history and (for Sweep) the original window before it are unchanged.
+    region_copy = before.rindex("def area(w, h, d") if name == "sweep" else before.index("def area(w, h, d<")
+    assert shared == region_copy + len("def area(w, h, d")
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -77,7 +78,7 @@ def test_an_unchanged_rewrite_parses_to_the_region_itself(name: str) -> None:
         "sweep": "def area(w, h, d):\n    return w * h\n",
         "zeta": "```src/geo.py\n<|editable_region_start|>\ndef area(w, h, d):<|user_cursor_is_here|>\n"
         "    return w * h\n<|editable_region_end|>\n```",
-        "chat": "def area(w, h, d):\n    return w * h\n```",
+        "chat": "):\n    return w * h\n```",  # the prompt wrote the region up to the cursor
     }
     assert FORMATS[name].parse(replies[name], REQUEST, stopped=True) == REGION
 
@@ -93,10 +94,11 @@ def test_each_format_parses_a_rewrite() -> None:
         "    return w * h * d<|user_cursor_is_here|>\n<|editable_region_end|>\n\nprint(area(2, 3))\n```"
     )
     assert FORMATS["zeta"].parse(zeta_reply, REQUEST, True) == rewritten
-    # The prompt opened the code block: the reply is the region, then the block's end.
-    chat_reply = "def area(w, h, d):\n    return w * h * d<|cursor|>\n```\nDone."
+    # The prompt opened the code block and wrote the region up to the cursor: the reply is the rest
+    # of the region, then the block's end.
+    chat_reply = "):\n    return w * h * d<|cursor|>\n```\nDone."
     assert FORMATS["chat"].parse(chat_reply, REQUEST, True) == rewritten
-    assert FORMATS["chat"].parse("def area(w, h, d):\n    return w * h * d", REQUEST, True) == rewritten
+    assert FORMATS["chat"].parse("):\n    return w * h * d", REQUEST, True) == rewritten
 
 
 def test_malformed_replies_are_rejected() -> None:
@@ -107,7 +109,7 @@ def test_malformed_replies_are_rejected() -> None:
     two_starts = "<|editable_region_start|>\n<|editable_region_start|>\nx\n<|editable_region_end|>"
     assert zeta.parse(two_starts, REQUEST, True) is None
     assert zeta.parse("<|editable_region_end|>\nx\n<|editable_region_start|>\n", REQUEST, True) is None
-    assert chat.parse("def area(w, h, d):", REQUEST, False) is None  # cut by the limit: never closed
+    assert chat.parse("):", REQUEST, False) is None  # cut by the limit: never closed
 
 
 def _tokenizer(tmp_path: Path, special_tokens: tuple[str, ...], **config: object) -> Tokenizer:
