@@ -28,6 +28,7 @@ from inference.backends.protocol import BackendStats
 from inference.call_status import Failure
 from inference.config import SamplingParams
 from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput
+from inference.engine.text_stream import RuledText
 from inference.tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,7 @@ class OpenAIRemoteBackend:
                     raise
             if reply is not None and request_id not in self._aborted:
                 self._closers[request_id] = reply.close
+                ruled = RuledText(request.text_rule)
                 async for event in sse_events(reply):
                     usage = event.get("usage") or usage
                     for choice in event.get("choices") or ():
@@ -149,7 +151,10 @@ class OpenAIRemoteBackend:
                             ids = self.tokenizer.encode(delta)
                             generated += len(ids)
                             times.append(time.perf_counter())
-                            yield RequestOutput(request_id, delta, ids, False, RequestMetrics())
+                            yield RequestOutput(request_id, ruled.push(delta), ids, False, RequestMetrics())
+                    if ruled.stopped:  # closing the stream (finally, below) stops the engine
+                        finish = FinishReason.STOP
+                        break
             if request_id in self._aborted:
                 finish = FinishReason.CANCELLED
             elif finish is None:

@@ -66,36 +66,19 @@ class StopStringFilter:
         return "" if self.stopped else pending
 
 
-class TextStream:
-    """Decodes one request's output tokens into deltas that are safe to show."""
+class RuledText:
+    """A text stream under a `TextRule`: passes deltas on until the rule answers, then cuts, appends
+    the rule's text, and passes nothing more. Without a rule it passes every delta."""
 
-    def __init__(
-        self, decoder: IncrementalDecoding, stops: Sequence[str], rule: TextRule | None = None
-    ) -> None:
-        self._decoder = decoder
-        self._filter = StopStringFilter(stops)
+    def __init__(self, rule: TextRule | None) -> None:
         self._rule = rule
-        self._text = ""  # what was streamed, kept only for a rule
-        self._ruled = False
+        self._text = ""  # what was passed on, kept only for a rule
+        self.stopped = False
 
-    @property
-    def stopped(self) -> bool:
-        """Whether a stop string or the request's text rule has ended the stream."""
-        return self._filter.stopped or self._ruled
-
-    def push(self, token_id: int) -> str:
-        """Text now safe to show after one more token."""
-        if self._ruled:
+    def push(self, delta: str) -> str:
+        """The part of `delta` to pass on (with the rule's text when it answers)."""
+        if self.stopped:
             return ""
-        return self._apply_rule(self._filter.push(self._decoder.push(token_id)))
-
-    def finish(self) -> str:
-        """The held-back text at the end of the request (empty if a stop string or the rule ended it)."""
-        if self._ruled:
-            return ""
-        return self._apply_rule(self._filter.push(self._decoder.flush()) + self._filter.flush())
-
-    def _apply_rule(self, delta: str) -> str:
         if self._rule is None:
             return delta
         streamed = len(self._text)
@@ -107,6 +90,34 @@ class TextStream:
         cut, rest = answer
         if cut < streamed:
             raise ValueError(f"a text rule cut at {cut}, inside the {streamed} characters streamed")
-        self._ruled = True
+        self.stopped = True
         self._text = text[:cut] + rest
         return self._text[streamed:]
+
+
+class TextStream:
+    """Decodes one request's output tokens into deltas that are safe to show."""
+
+    def __init__(
+        self, decoder: IncrementalDecoding, stops: Sequence[str], rule: TextRule | None = None
+    ) -> None:
+        self._decoder = decoder
+        self._filter = StopStringFilter(stops)
+        self._ruled = RuledText(rule)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether a stop string or the request's text rule has ended the stream."""
+        return self._filter.stopped or self._ruled.stopped
+
+    def push(self, token_id: int) -> str:
+        """Text now safe to show after one more token."""
+        if self._ruled.stopped:
+            return ""
+        return self._ruled.push(self._filter.push(self._decoder.push(token_id)))
+
+    def finish(self) -> str:
+        """The held-back text at the end of the request (empty if a stop string or the rule ended it)."""
+        if self._ruled.stopped:
+            return ""
+        return self._ruled.push(self._filter.push(self._decoder.flush()) + self._filter.flush())

@@ -18,7 +18,6 @@ as before, to its end or its token limit.
 from __future__ import annotations
 
 from collections.abc import Callable
-from os.path import commonprefix
 
 REJOIN_LINES = 2
 MIN_REJOIN_CHARS = 4
@@ -39,7 +38,9 @@ def rejoin_rule(unchanged: str) -> RejoinRule:
     def rule(reply: str) -> tuple[int, str] | None:
         if unchanged.startswith(reply):
             return None
-        diverged = len(commonprefix([reply, unchanged]))
+        diverged = next(
+            (i for i, (a, b) in enumerate(zip(reply, unchanged, strict=False)) if a != b), len(unchanged)
+        )
         cut = reply.rfind("\n") + 1
         written = reply[:cut].split("\n")[:-1]  # the reply's complete lines
         first_after = reply.count("\n", 0, diverged) + 1  # the reply's first line after the divergence

@@ -22,9 +22,10 @@ from inference.backends.remote_model import RemoteSettings
 from inference.call_status import Failure
 from inference.client import DaemonError, InferenceClient
 from inference.config import SamplingParams
-from inference.engine.sequence import Request
+from inference.engine.sequence import FinishReason, Request
 from inference.loading import ModelLoadError
 from inference.tokenizer import Tokenizer
+from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.tiny_gguf import write_gguf
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon, start_remote_daemon
 from tests.inference.server.helpers import RunningDaemon, wait_idle
@@ -253,3 +254,28 @@ async def test_an_unreachable_engine_fails_the_start_with_its_address(
     settings = RemoteSettings(base_url="http://127.0.0.1:9/v1", model="m", tokenizer_path=tiny_model_dir)
     with pytest.raises(ModelLoadError, match=r"cannot reach the engine at http://127\.0\.0\.1:9/v1"):
         await start_remote_daemon(settings, short_dir)
+
+
+async def test_a_text_rule_ends_the_remote_stream(tmp_path: Path, short_dir: Path) -> None:
+    """A request's text rule (a rewrite re-joining its region) applies to a remote engine's stream as
+    to the local engine's: the text is cut and completed where the rule says, and the stream to the
+    engine is closed, so the engine stops decoding."""
+    model = make_scripted_checkpoint(tmp_path / "lines", completion="return total\n    x", loop=True)
+    engine = await start_faced_daemon(model, short_dir, max_new_tokens=4000)
+    try:
+        tokenizer = Tokenizer.from_dir(model)
+        backend = OpenAIRemoteBackend(OpenAIEndpoint(engine.base_url, None), "lines", tokenizer)
+        request = Request(
+            "ruled",
+            prompt_token_ids=tokenizer.encode("<|fim_middle|>"),
+            sampling=SamplingParams(max_tokens=3000),
+            text_rule=lambda text: (text.index("\n") + 1, "END"),
+        )
+        outputs = [output async for output in backend.generate(request)]
+        await backend.close()
+        assert "".join(output.delta for output in outputs) == "return total\nEND"
+        assert outputs[-1].finish_reason is FinishReason.STOP
+        stats = await wait_idle(engine)
+        assert stats.generated_tokens < 3000
+    finally:
+        await engine.close()
