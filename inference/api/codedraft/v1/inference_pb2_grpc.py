@@ -118,8 +118,10 @@ class InferenceServicer:
         format, Zed's Zeta, or the model's chat template with an instruction for any other model. The
         prompt runs from stable to volatile (snippets, then history, then the region), so after a
         keystroke the KV cache keeps all but its tail. Unless speculation says otherwise, prompt lookup
-        proposes the rest of the original region once the rewrite re-joins it, and the target verifies
-        it in few forward passes; greedy output is identical to plain decoding.
+        proposes the region's text as the rewrite copies it, and the target verifies it in few forward
+        passes; greedy output is identical to plain decoding. A rewrite that changed something stops
+        once it re-joins the original (two complete lines copied after the change): the region's rest
+        is taken as unchanged, never decoded, so the reply holds the model's first change.
         Cancelled like Complete: by a newer PredictEdit of the same session_id (a Complete or Prefill
         neither cancels it nor is cancelled by it), by Cancel with its request_id, or by cancelling the
         call; the call then ends CANCELLED. A prompt longer
