@@ -6,7 +6,8 @@ Every inline completion item gets an id (``issue``); the editor reports it shown
 accepted, partially accepted or dismissed; a shown one that the editor replaces by another suggestion
 of the same document without saying more counts as dismissed (an editor that reports only shows and
 accepts, as Copilot's clients do, still teaches the gate what was passed over). Typing through a
-suggestion keeps its id: the shorter rest the server hands out is the same suggestion. Events for
+suggestion keeps its id: the shorter rest the server hands out is the same suggestion (once that one is
+settled, its rest handed out again is a new suggestion with the same figures). Events for
 unknown or settled ids change nothing, so a late or repeated report is harmless.
 """
 
@@ -50,12 +51,15 @@ class SuggestionFeedback:
     def issue(
         self, uri: str, text: str, model: str, scores: dict[str, float] | None, typed_through: bool
     ) -> str:
-        """The id of a suggestion about to be handed out (the earlier one's when ``typed_through``
-        and it is the rest of that one)."""
+        """The id of a suggestion about to be handed out: the earlier one's when ``typed_through`` (a
+        cached suggestion) and it is the rest of that one, still open; a new one otherwise (with the
+        earlier one's figures when it is its rest: the cache hands out no figures)."""
         latest = self._issued.get(self._latest.get(uri, ""))
-        if typed_through and latest is not None and not latest.settled and latest.text.endswith(text):
-            latest.text = text
-            return self._latest[uri]
+        if typed_through and latest is not None and latest.text.endswith(text):
+            if not latest.settled:
+                latest.text = text
+                return self._latest[uri]
+            scores = latest.scores  # the cache's copy of a settled one: the same figures
         identifier = uuid.uuid4().hex
         self._issued[identifier] = IssuedSuggestion(uri, text, model, scores)
         self._latest[uri] = identifier
