@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from tests.e2e.lsp_harness import RecordingClient, inline_params, open_document, running_lsp, wait_for_status
@@ -108,3 +109,30 @@ async def test_reports_from_the_editor_are_counted_and_shown_in_the_status(
 def status_model(client: RecordingClient) -> str:
     """The served model's name, as the status last gave it."""
     return next(s["model"] for s in reversed(client.statuses) if s.get("model"))
+
+
+@pytest.mark.parametrize("state", ["corrupt", "unwritable"])
+async def test_a_bad_state_file_does_not_stop_suggestions_or_counting(
+    tmp_path: Path, scripted_daemon: str, private_state_dir: Path, monkeypatch: pytest.MonkeyPatch, state: str
+) -> None:
+    kept = private_state_dir / "accept_history.json"
+    if state == "corrupt":
+        kept.write_text("{half a file")
+    else:
+        blocker = tmp_path / "not-a-folder"
+        blocker.write_text("")
+        monkeypatch.setenv("CODEDRAFT_STATE_DIR", str(blocker))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_lsp(workspace, tmp_path, daemon_address=scripted_daemon) as client:
+        uri = open_document(client, workspace / "calc.py", SOURCE)
+        item = await _item(client, uri)
+        client.protocol.notify("textDocument/didShowCompletion", {"item": item})
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=ACCEPT, arguments=item["command"]["arguments"])
+        )
+        await wait_for_status(client, lambda s: _counts(s) == (1, 1, 0, 0))
+    if state == "corrupt":  # replaced by a good one
+        assert json.loads(kept.read_text())["models"][status_model(client)]["accepted"] == 1
+    else:
+        assert not kept.exists()
