@@ -9,6 +9,7 @@ from __future__ import annotations
 from lsp_server.features import (
     code_actions,
     commands,
+    completion_feedback,
     completion_items,
     cursor,
     documents,
@@ -28,6 +29,7 @@ def create_server() -> CodedraftServer:
         cursor,
         inline_completion,
         completion_items,
+        completion_feedback,
         code_actions,
         commands,
         next_edit,

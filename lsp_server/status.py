@@ -2,10 +2,13 @@
 
 Params: ``{state, message, model?, device?, prefixOnly?, index?: {done, total}, lastCompletion?:
 {latencyMs, promptTokens, reusedTokens, daemonMs, firstTokenMs, localPrompt}, lastNextEdit?: {latencyMs,
-promptTokens, reusedTokens, generatedTokens, draftAccepted}, suppressed?}`` with state one of
-loading, indexing, ready, degraded, error. ``prefixOnly`` is true when the model has no
-fill-in-the-middle tokens: its suggestions are written from the code above the cursor only (the code
-below only stops them).
+promptTokens, reusedTokens, generatedTokens, draftAccepted}, suppressed?, accepts?: {shown, accepted,
+partial, dismissed, rate, gate?: {feature, threshold, calibratedThreshold}}}`` with state one of
+loading, indexing, ready, degraded, error. ``accepts`` counts what the user did with the served
+model's suggestions (``rate``: accepted whole or in part per shown, null before any was shown) and
+gives the confidence gate's threshold as adapted to that (``completion/adaptive_threshold.py``).
+``prefixOnly`` is true when the model has no fill-in-the-middle tokens: its suggestions are written
+from the code above the cursor only (the code below only stops them).
 A notification goes out only when something a user would see changed, so typing does not flood the
 editor; a degraded daemon is also shown once as a message, not on every keystroke.
 """
@@ -42,6 +45,7 @@ class BackendStatus:
     last_completion: dict[str, float] = field(default_factory=dict)
     last_next_edit: dict[str, float] = field(default_factory=dict)
     suppressed: str | None = None
+    accepts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def state(self) -> str:
@@ -67,6 +71,8 @@ class BackendStatus:
             params["lastNextEdit"] = dict(self.last_next_edit)
         if self.suppressed is not None:
             params["suppressed"] = self.suppressed
+        if self.accepts:
+            params["accepts"] = dict(self.accepts)
         return params
 
 

@@ -70,6 +70,29 @@ def first_line_confidence(
     }
 
 
+class DaemonFigures(Protocol):
+    """A request's final figures as the daemon sends them (``RequestFigures``)."""
+
+    @property
+    def lines(self) -> Sequence[LineFigures]:
+        """Per line of the suggestion."""
+
+    @property
+    def first_token_logprob(self) -> float:
+        """The first token's log-probability (set only where the daemon measured it)."""
+
+    def HasField(self, name: str) -> bool:
+        """Whether an optional field is set."""
+
+
+def gate_figures(figures: DaemonFigures | None) -> dict[str, float] | None:
+    """The gate's figures of a suggestion from the daemon's final figures (None without any)."""
+    if figures is None:
+        return None
+    first = figures.first_token_logprob if figures.HasField("first_token_logprob") else None
+    return first_line_confidence(figures.lines, first)
+
+
 def quiet_reason(point: OperatingPoint | None, confidence: Mapping[str, float] | None) -> str | None:
     """Why the gate keeps a suggestion back, None to show it (no gate, or no figures to judge by)."""
     if point is None or confidence is None:

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.completion.adaptive_threshold import accept_target
 from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
 from lsp_server.completion.confidence_gate import (
     Calibration,
-    first_line_confidence,
+    gate_figures,
     load_calibrations,
     operating_point,
 )
@@ -35,6 +36,7 @@ from lsp_server.completion.postprocess.pipeline import postprocess
 from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
 from lsp_server.completion.request import CompletionQuery, request_at
 from lsp_server.completion.suggestion_cache import SuggestionCache
+from lsp_server.completion.suggestion_feedback import SuggestionFeedback
 from lsp_server.completion.trigger import suppression_reason
 from lsp_server.config import CompletionSettings
 from lsp_server.daemon_supervisor import RequestRejected
@@ -104,6 +106,7 @@ class CompletionService:
         self._started = 0
         self._sent: dict[str, int] = {}
         self._calibrations: dict[str, Calibration | None] = {}
+        self.feedback = SuggestionFeedback()
 
     async def complete(self, query: CompletionQuery) -> CompletionOutcome:
         """The suggestion at ``query``'s cursor."""
@@ -199,11 +202,13 @@ class CompletionService:
         model = self._room().model
         if model not in self._calibrations:
             self._calibrations[model] = load_calibrations().get(model)
-        point = operating_point(settings.confidence, self._calibrations[model])
-        if figures is None:
-            return None
-        first = figures.first_token_logprob if figures.HasField("first_token_logprob") else None
-        return gate_reason(point, first_line_confidence(figures.lines, first))
+        calibration = self._calibrations[model]
+        point = self.feedback.adapt(  # the user's own accepts move the calibrated point
+            model,
+            operating_point(settings.confidence, calibration),
+            accept_target(settings.confidence, calibration),
+        )
+        return gate_reason(point, gate_figures(figures))
 
     async def prefill_prompts(self, query: CompletionQuery) -> list[PlannedPrompt]:
         """The prompts to compute ahead of a completion at ``query``'s cursor, in order: the request a

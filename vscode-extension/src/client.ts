@@ -4,11 +4,13 @@
 import * as vscode from 'vscode';
 import {
   DidChangeConfigurationNotification,
+  InlineCompletionRequest,
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
 
+import { type CompletionFeedback, hookProvider } from './completionFeedback';
 import { readServerSettings, SECTION } from './configuration';
 import { createMiddleware } from './middleware';
 import type { ServerCommandLine } from './serverCommand';
@@ -21,10 +23,16 @@ export interface ClientParts {
   log: vscode.LogOutputChannel;
   executeCommand: (command: string, args: unknown[], next: ExecuteCommandNext) => vscode.ProviderResult<unknown>;
   ghostTextOffered?: (uri: string, version: number, position: vscode.Position) => void;
+  /** Reports what became of the ghost text to the server. */
+  feedback?: CompletionFeedback;
 }
 
 function serverSettings() {
   return readServerSettings(vscode.workspace.getConfiguration(SECTION));
+}
+
+function activeUri(): string {
+  return vscode.window.activeTextEditor?.document.uri.toString() ?? '';
 }
 
 /** A client that is not started yet; `codedraft.trace.server` sets its trace level by its id. */
@@ -49,6 +57,14 @@ export function createLanguageClient(parts: ClientParts): LanguageClient {
       },
       executeCommand: parts.executeCommand,
       ghostTextOffered: parts.ghostTextOffered,
+      completionsOffered: (document, items) => {
+        const feedback = parts.feedback;
+        if (feedback !== undefined) {
+          hookProvider(client.getFeature(InlineCompletionRequest.method)?.getProvider(document), feedback, activeUri);
+          feedback.offered(document.uri.toString(), items);
+        }
+      },
+      completionAccepted: (args) => parts.feedback?.accepted(args),
     }),
   };
   // The middleware above runs only once the client exists.

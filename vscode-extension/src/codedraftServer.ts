@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { type LanguageClient, State } from 'vscode-languageclient/node';
 
 import { createLanguageClient } from './client';
+import { CompletionFeedback } from './completionFeedback';
 import { readClientSettings, SECTION } from './configuration';
 import { CursorNotifier } from './cursorNotifications';
 import { isStatusParams, isStreamTextParams, STATUS_NOTIFICATION, STREAM_TEXT_NOTIFICATION } from './protocol';
@@ -27,6 +28,12 @@ export class CodedraftServer implements vscode.Disposable {
     }
   });
   private readonly cursorEvents: vscode.Disposable[];
+  /** What became of the ghost text, told to the running server. */
+  readonly completionFeedback = new CompletionFeedback((method, params) => {
+    if (this.isRunning) {
+      void this.client?.sendNotification(method, params);
+    }
+  });
 
   constructor(
     private readonly statusBar: StatusBar,
@@ -41,6 +48,7 @@ export class CodedraftServer implements vscode.Disposable {
         this.cursor.selectionChanged(document.uri.toString(), document.uri.scheme, event.selections[0].active);
       }),
       vscode.window.onDidChangeActiveTextEditor((editor) => {
+        this.completionFeedback.editorChanged(editor?.document.uri.toString());
         if (editor !== undefined) {
           const document = editor.document;
           this.cursor.editorActivated(document.uri.toString(), document.uri.scheme, editor.selection.active);
@@ -85,7 +93,9 @@ export class CodedraftServer implements vscode.Disposable {
       log: this.log,
       executeCommand: commands.executeCommand,
       ghostTextOffered: this.ghostTextOffered,
+      feedback: this.completionFeedback,
     });
+    this.completionFeedback.forget();
     this.client = client;
     client.onDidChangeState((event) => {
       if (client !== this.client) {

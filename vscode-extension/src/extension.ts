@@ -17,7 +17,10 @@ export function activate(context: vscode.ExtensionContext): void {
   const statusBar = new StatusBar();
   const generated = vscode.window.createOutputChannel('codedraft');
   // Next-edit suggestions ask through the server's client; the server tells them about ghost text.
-  const nextEdits = new NextEdits(() => (server?.isRunning === true ? server.languageClient : undefined));
+  const nextEdits = new NextEdits(
+    () => (server?.isRunning === true ? server.languageClient : undefined),
+    () => server?.completionFeedback.dismissed(),
+  );
   server = new CodedraftServer(statusBar, new StreamTexts(), generated, (uri, version, position) =>
     nextEdits.ghostTextOffered(uri, version, position),
   );

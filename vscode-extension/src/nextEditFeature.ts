@@ -31,8 +31,11 @@ export class NextEdits implements vscode.Disposable {
   private readonly controller: NextEditController;
   private readonly subscriptions: vscode.Disposable[];
 
-  /** `client` answers the running language client, or undefined while there is none. */
-  constructor(client: () => NextEditClient | undefined) {
+  /**
+   * `client` answers the running language client, or undefined while there is none;
+   * `ghostTextDismissed` hears of the user's Esc over ghost text.
+   */
+  constructor(client: () => NextEditClient | undefined, ghostTextDismissed?: () => void) {
     this.editor = new VscodeNextEditEditor(client, nextEditsEnabled);
     this.controller = new NextEditController(this.editor);
     this.subscriptions = [
@@ -53,6 +56,7 @@ export class NextEdits implements vscode.Disposable {
       vscode.commands.registerCommand(NextEditCommand.dismiss, () => this.controller.dismiss()),
       vscode.commands.registerCommand(NextEditCommand.hideGhostText, async () => {
         await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
+        ghostTextDismissed?.();
         this.controller.ghostTextHidden();
       }),
     ];

@@ -15,6 +15,10 @@ export const ServerCommand = {
   fix: 'codedraft.fix',
   reindex: 'codedraft.reindex',
   status: 'codedraft.status',
+  /** On each inline completion item; VS Code runs it when the user takes the item (`[id]`). */
+  acceptCompletion: 'codedraft.didAcceptCompletionItem',
+  /** Forgets what the server learned from the user's accepts. */
+  resetAcceptHistory: 'codedraft.resetAcceptHistory',
 } as const;
 
 /** Commands that live only in the extension. */
@@ -31,6 +35,17 @@ export interface LastCompletion {
   reusedTokens: number;
 }
 
+/** What the user did with the served model's suggestions, and the gate's threshold adapted to it. */
+export interface Accepts {
+  shown: number;
+  accepted: number;
+  partial: number;
+  dismissed: number;
+  /** Accepted whole or in part per shown; null before any was shown. */
+  rate: number | null;
+  gate?: { feature: string; threshold: number; calibratedThreshold: number };
+}
+
 /** Parameters of `codedraft/status`, also the result of the `codedraft.status` command. */
 export interface StatusParams {
   state: BackendState;
@@ -40,6 +55,7 @@ export interface StatusParams {
   index?: { done: number; total: number };
   lastCompletion?: LastCompletion;
   suppressed?: string;
+  accepts?: Accepts;
 }
 
 /** Parameters of `codedraft/streamText`: one piece of generated text of a long command. */

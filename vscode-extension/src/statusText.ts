@@ -2,7 +2,7 @@
  * What the status bar says: a pure function of the last `codedraft/status` notification, whether
  * the language client runs, and whether completions are on, so it can be tested without VS Code.
  */
-import type { LastCompletion, StatusParams } from './protocol';
+import type { Accepts, LastCompletion, StatusParams } from './protocol';
 
 export type ClientPhase = 'starting' | 'running' | 'stopped';
 
@@ -20,6 +20,26 @@ export function describeLastCompletion(last: LastCompletion): string {
   }
   const reused = Math.round((100 * Math.min(last.reusedTokens, last.promptTokens)) / last.promptTokens);
   return `${latency} · ${reused}% reused`;
+}
+
+/** `accepts 12/40`: suggestions accepted (whole or in part) of those shown; none before one was shown. */
+export function describeAccepts(accepts: Accepts | undefined): string | undefined {
+  if (accepts === undefined || accepts.shown <= 0) {
+    return undefined;
+  }
+  return `accepts ${accepts.accepted + accepts.partial}/${accepts.shown}`;
+}
+
+function acceptDetails(accepts: Accepts): string[] {
+  const lines = [
+    `Suggestions: ${accepts.accepted + accepts.partial} of ${accepts.shown} accepted (${accepts.partial} in part), ${accepts.dismissed} dismissed`,
+  ];
+  const gate = accepts.gate;
+  if (gate !== undefined) {
+    const moved = gate.threshold === gate.calibratedThreshold ? 'as calibrated' : `calibrated ${gate.calibratedThreshold.toFixed(2)}`;
+    lines.push(`Confidence gate: first line ${gate.feature} log-probability ≥ ${gate.threshold.toFixed(2)} (${moved})`);
+  }
+  return lines;
 }
 
 function modelAndDevice(status: StatusParams): string {
@@ -69,6 +89,9 @@ export function statusDetails(status: StatusParams | undefined, phase: ClientPha
     if (status.suppressed) {
       lines.push(`Last suggestion suppressed: ${status.suppressed}`);
     }
+    if (status.accepts) {
+      lines.push(...acceptDetails(status.accepts));
+    }
   }
   lines.push(`Completions: ${completionEnabled ? 'on' : 'off'}`);
   return lines;
@@ -95,6 +118,10 @@ export function presentStatus(
   }
   if (status.state === 'ready' && status.lastCompletion) {
     parts.push(describeLastCompletion(status.lastCompletion));
+  }
+  const accepts = describeAccepts(status.accepts);
+  if (status.state === 'ready' && accepts !== undefined) {
+    parts.push(accepts);
   }
   return { text: `${completionEnabled ? icon : '$(circle-slash)'} ${parts.join(' · ')}${off}`, tooltip, severity };
 }

@@ -33,6 +33,7 @@ describe('package.json', () => {
       ServerCommand.fix,
       ServerCommand.refactor,
       ServerCommand.reindex,
+      ServerCommand.resetAcceptHistory,
     ].sort());
   });
 

@@ -94,6 +94,37 @@ describe('inline completion', () => {
     ]);
   });
 
+  it('tells the completion feedback every answer that was not cancelled, and the accept command it runs', async () => {
+    const offered: unknown[][] = [];
+    const accepted: unknown[][] = [];
+    const withFeedback = createMiddleware({
+      serverSettings: settings,
+      notifyConfiguration: () => Promise.resolve(),
+      executeCommand: (command, args) => {
+        executed.push({ command, args });
+        return 'ran';
+      },
+      completionsOffered: (doc, items) => offered.push([doc, items]),
+      completionAccepted: (args) => accepted.push(args),
+    });
+    const doc = { languageId: 'python', version: 1, uri: { toString: () => 'file:///w/a.py' } } as any;
+    const item = { insertText: 'x', command: { title: 'Accept', command: 'codedraft.didAcceptCompletionItem', arguments: ['id1'] } };
+    await withFeedback.provideInlineCompletionItems!(doc, position, context, {} as any, () => ({ items: [item] }));
+    await withFeedback.provideInlineCompletionItems!(doc, position, context, {} as any, () => null);
+    await withFeedback.provideInlineCompletionItems!(doc, position, context, { isCancellationRequested: true } as any, () => null);
+    assert.deepEqual(offered, [
+      [doc, [item]],
+      [doc, []],
+    ]);
+    assert.equal(await withFeedback.executeCommand!('codedraft.didAcceptCompletionItem', ['id1'], () => undefined), 'ran');
+    await withFeedback.executeCommand!('codedraft.reindex', [], () => undefined);
+    assert.deepEqual(accepted, [['id1']]);
+    assert.deepEqual(executed, [
+      { command: 'codedraft.didAcceptCompletionItem', args: ['id1'] },
+      { command: 'codedraft.reindex', args: [] },
+    ]);
+  });
+
   it('keeps completion-list items out of VS Code', () => {
     let requests = 0;
     const result = middleware().provideCompletionItem!(document, position, {} as any, {} as any, () => {

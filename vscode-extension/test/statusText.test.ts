@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { StatusParams } from '../src/protocol';
-import { describeLastCompletion, presentStatus, statusDetails } from '../src/statusText';
+import { describeAccepts, describeLastCompletion, presentStatus, statusDetails } from '../src/statusText';
 
 const ready: StatusParams = {
   state: 'ready',
@@ -63,5 +63,37 @@ describe('status details', () => {
   it('copes with an empty prompt', () => {
     assert.equal(describeLastCompletion({ latencyMs: 12, promptTokens: 0, reusedTokens: 0 }), '12 ms');
     assert.equal(describeLastCompletion({ latencyMs: 12, promptTokens: 10, reusedTokens: 30 }), '12 ms · 100% reused');
+  });
+});
+
+describe('accept rate', () => {
+  const accepts = {
+    shown: 40,
+    accepted: 9,
+    partial: 3,
+    dismissed: 20,
+    rate: 0.3,
+    gate: { feature: 'min', threshold: -0.6, calibratedThreshold: -0.85 },
+  };
+  it('shows accepts (whole or in part) of those shown next to the rest', () => {
+    assert.equal(
+      presentStatus({ ...ready, accepts }, 'running', true).text,
+      '$(sparkle) qwen2.5-coder-1.5b · cuda · 85 ms · 92% reused · accepts 12/40',
+    );
+    assert.equal(describeAccepts({ ...accepts, shown: 0, accepted: 0, partial: 0, dismissed: 0, rate: null }), undefined);
+    assert.equal(presentStatus({ ...ready, accepts: { ...accepts, shown: 0 } }, 'running', true).text.includes('accepts'), false);
+  });
+  it('details the counts and the adapted gate', () => {
+    const lines = statusDetails({ ...ready, accepts }, 'running', true);
+    assert.deepEqual(lines.slice(-3), [
+      'Suggestions: 12 of 40 accepted (3 in part), 20 dismissed',
+      'Confidence gate: first line min log-probability ≥ -0.60 (calibrated -0.85)',
+      'Completions: on',
+    ]);
+    const asCalibrated = { ...accepts, gate: { feature: 'min', threshold: -0.85, calibratedThreshold: -0.85 } };
+    assert.equal(
+      statusDetails({ ...ready, accepts: asCalibrated }, 'running', true).at(-2),
+      'Confidence gate: first line min log-probability ≥ -0.85 (as calibrated)',
+    );
   });
 });
