@@ -14,10 +14,11 @@ reach the model's later-lines operating point: a threshold on the line's mean or
 log-probability (``RequestFigures.lines``), measured per model by ``codedraft bench model`` where the
 later lines of a block are exactly right often enough to be worth reading, and written under
 ``later_lines`` in the calibrations beside the gate's (``calibrations.json``). A model nobody measured
-gets ``LATER_CONSERVATIVE``; a measured model whose later lines never reach the precision keeps one
-line (threshold ``inf``, ``null`` in the file). ``completion.confidence`` moves this point as it moves
-the gate's: ``off`` keeps whole blocks, a target precision picks the least strict point reaching it.
-A reply without figures (a remote engine) is kept whole, as the gate shows it.
+gets ``LATER_CONSERVATIVE``. A measured model whose later lines never reach that precision keeps one
+line (``ONE_LINE``: threshold ``inf``, ``null`` in the file), and is asked for one line at block
+cursors too. ``completion.confidence`` moves this point as it moves the gate's: ``off`` keeps whole
+blocks, a target precision picks the least strict point reaching it. A reply without figures (a
+remote engine) is kept whole, as the gate shows it.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ LATER_FEATURES = ("mean", "min")
 """The figures a later line may be judged by: its tokens' mean and least log-probability."""
 LATER_CONSERVATIVE = OperatingPoint("min", -0.1)
 """For a model nobody measured: keep a later line only when each of its tokens had a probability of
-at least 0.90 (stricter than the default model's measured point, see docs/benchmarks.md#model)."""
+at least 0.90 (none of the 250 later lines the default model wrote at block cursors was that sure, see
+docs/benchmarks.md#model)."""
 ONE_LINE = OperatingPoint("min", math.inf)
 """Keeps no later line."""
 
@@ -168,17 +170,27 @@ class BlockOrLine:
         self._path = path
         self._calibrations: dict[str, Calibration] | None = None
 
-    def request(self, request: pb.CompleteRequest, context: CursorContext) -> pb.CompleteRequest:
-        """The request to send at ``context``'s cursor (see ``shaped_request``)."""
-        return shaped_request(request, cursor_shape(context))
+    def request(
+        self, request: pb.CompleteRequest, context: CursorContext, setting: str, model: str
+    ) -> pb.CompleteRequest:
+        """The request to send at ``context``'s cursor with ``completion.confidence`` and the served
+        model's name: one line also at a block cursor where the model would keep no later line."""
+        shape = cursor_shape(context)
+        point = self.point(setting, model)
+        if shape == BLOCK and point is not None and point.threshold == math.inf:
+            shape = LINE
+        return shaped_request(request, shape)
 
     def kept(
         self, context: CursorContext, text: str, figures: pb.RequestFigures | None, setting: str, model: str
     ) -> str:
         """What is shown of the non-blank suggestion ``text`` at ``context``'s cursor, with the
         daemon's ``figures`` of it, ``completion.confidence`` and the served model's name."""
+        lines = list(figures.lines) if figures is not None else None
+        return kept_text(text, cursor_shape(context), lines, self.point(setting, model))
+
+    def point(self, setting: str, model: str) -> OperatingPoint | None:
+        """The later-lines point for ``completion.confidence`` and the served model's name."""
         if self._calibrations is None:
             self._calibrations = load_later_lines(self._path)
-        point = later_lines_point(setting, self._calibrations.get(model))
-        lines = list(figures.lines) if figures is not None else None
-        return kept_text(text, cursor_shape(context), lines, point)
+        return later_lines_point(setting, self._calibrations.get(model))

@@ -147,7 +147,7 @@ class CompletionService:
         await asyncio.sleep(self.debounce.delay_ms(query.uri) / 1000.0)
         prompts, snippets = await self._prompts_for(query, settings)
         prompt = prompts[0]
-        request = self.block_or_line.request(prompt.request, context)
+        request = self.block_or_line.request(prompt.request, context, settings.confidence, self._room().model)
         # Debounce waits and retrieval times differ, so a document's requests can get here out of order;
         # an older one must not reach the daemon after a newer one, which it would then supersede.
         if self._sent.get(query.uri, 0) > number:

@@ -190,3 +190,16 @@ def test_the_owner_keeps_lines_by_the_served_models_calibration(tmp_path: Path) 
     assert owner.kept(block, text, reply, "auto", "unmeasured") == "b = a"
     assert owner.kept(block, text, None, "auto", "measured") == text
     assert owner.kept(at_cursor("x = |\n"), "1\ny = 2", reply, "off", "measured") == "1"
+
+
+def test_a_model_that_keeps_one_line_is_asked_for_one_line_at_block_cursors_too(tmp_path: Path) -> None:
+    path = tmp_path / "calibrations.json"
+    path.write_text(json.dumps({"one": {"chosen": {}, "points": [], "later_lines": _entry(None)}}))
+    owner = BlockOrLine(path)
+    request = pb.CompleteRequest(prefix="def f(a):\n    ")
+    block = at_cursor("def f(a):\n    |\n")
+    assert list(owner.request(request, block, "auto", "one").sampling.stop) == ["\n"]
+    assert list(owner.request(request, block, "0.5", "one").sampling.stop) == ["\n"]
+    assert list(owner.request(request, block, "off", "one").sampling.stop) == []
+    assert list(owner.request(request, block, "auto", "unmeasured").sampling.stop) == []
+    assert list(owner.request(request, at_cursor("x = |\n"), "off", "one").sampling.stop) == ["\n"]
