@@ -64,10 +64,23 @@ def cursor_shape(context: CursorContext) -> str:
         if not opens_block(context.line_prefix) or text_context(context) == "comment":
             return LINE
         return BLOCK
-    above = next((line for line in reversed(context.prefix.split("\n")[:-1]) if line.strip()), None)
+    above = _line_above(context.prefix, len(context.prefix) - len(context.line_prefix))
     if above is None or not opens_block(above) or context.line_indent <= indent_width(above):
         return LINE
     return BLOCK
+
+
+def _line_above(prefix: str, line_start: int) -> str | None:
+    """The nearest non-blank line of ``prefix`` before the line starting at ``line_start`` (read
+    backwards: the document before the cursor may be long)."""
+    end = line_start
+    while end > 0:
+        start = prefix.rfind("\n", 0, end - 1) + 1
+        line = prefix[start : end - 1]
+        if line.strip():
+            return line
+        end = start
+    return None
 
 
 def shaped_request(request: pb.CompleteRequest, shape: str) -> pb.CompleteRequest:
