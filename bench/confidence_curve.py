@@ -50,7 +50,7 @@ def gate_figures(case_results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         chosen = choose(points)
         per_feature[feature] = {
             "chosen": _point(chosen, records),
-            "curve": [_point(point, records) for point in _thinned(points)],
+            "curve": [_point(point, records) for point in thinned(points)],
         }
     best = max(
         FEATURES, key=lambda f: per_feature[f]["chosen"]["precision"] if per_feature[f]["chosen"] else 0.0
@@ -80,7 +80,7 @@ def _point(point: OperatingPoint | None, records: Sequence[tuple[Mapping[str, fl
     }
 
 
-def _thinned(points: Sequence[OperatingPoint], steps: int = 20) -> list[OperatingPoint]:
+def thinned(points: Sequence[OperatingPoint], steps: int = 20) -> list[OperatingPoint]:
     """About ``steps`` points of a curve, evenly spread over coverage, the last (coverage 1) kept."""
     kept: list[OperatingPoint] = []
     for point in points:
@@ -90,21 +90,28 @@ def _thinned(points: Sequence[OperatingPoint], steps: int = 20) -> list[Operatin
 
 
 def calibrate(
-    model: str, corpora: Mapping[str, Mapping[str, Any]], path: Path = CALIBRATIONS
+    model: str,
+    corpora: Mapping[str, Mapping[str, Any]],
+    path: Path = CALIBRATIONS,
+    later_lines: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The calibration of ``model`` from the corpora's gate figures, written into ``path``: the feature
-    chosen most precisely over the corpora together, its curve over all their records."""
+    chosen most precisely over the corpora together, its curve over all their records; and
+    ``later_lines`` (``bench/block_curve.py``) beside it. What this run did not measure (no
+    suggestions, no block cursors) keeps its earlier entry."""
     merged: list[Mapping[str, Any]] = [
         case for figures in corpora.values() for case in figures["case_results"]
     ]
     figures = gate_figures(merged)
-    feature = figures["best_feature"]
-    entry = {
-        "measured_on": sorted(corpora),
-        "chosen": figures["chosen"],
-        "points": figures["features"][feature]["curve"],
-    }
     existing = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    entry = dict(existing.get(model, {}))
+    if figures["suggestions"]:
+        feature = figures["best_feature"]
+        entry["measured_on"] = sorted(corpora)
+        entry["chosen"] = figures["chosen"]
+        entry["points"] = figures["features"][feature]["curve"]
+    if later_lines is not None:
+        entry["later_lines"] = dict(later_lines)
     existing[model] = entry
     path.write_text(json.dumps(existing, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return entry

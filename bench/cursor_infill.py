@@ -16,6 +16,10 @@ Scored: exact match of the shown first line with the hidden rest of the line (al
 post-processing), and the share of suggestions after which the file parses as it did before
 (tree-sitter), with token healing on and off, next to two baselines: an empty completion and a copy
 of the line above. Both variants see the same cases; the second reuses the first's cached prompt.
+
+Then at block cursors (``bench/block_infill.py``, ``--block-cases``): how often the later lines of the
+block the language server asks for there are exactly right, as ``block_or_line``'s threshold moves
+(``bench/block_curve.py``).
 """
 
 from __future__ import annotations
@@ -29,47 +33,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.confidence_curve import calibrate, gate_figures, report_lines
-from bench.cursor_cases import CORPORA, CursorCase, corpus_cases
+from bench.block_curve import block_figures, later_lines_entry
+from bench.block_infill import corpus_blocks
+from bench.confidence_curve import calibrate, gate_figures
+from bench.cursor_cases import CORPORA, CursorCase, corpus_cases, corpus_root
+from bench.infill_report import report
 from bench.infill_tally import MODES, InfillTally
+from bench.served_request import budgets, complete
 from codedraft.errors import CommandError
 
 
 def _write(path: Path | None, figures: dict[str, Any]) -> None:
     if path is not None:
         path.write_text(json.dumps(figures, indent=2) + "\n")
-
-
-async def _complete(served: Any, request: Any, request_id: str) -> tuple[str, Any]:
-    from inference.engine.sequence import Request
-    from inference.server.prepare import prepare_complete
-
-    prepared = prepare_complete(request, served)
-    fitted, _ = prepared.fit()
-    engine_request = Request(
-        request_id,
-        prompt_token_ids=fitted.token_ids,
-        sampling=prepared.sampling,
-        kind=prepared.kind,
-        spec_mode=prepared.spec_mode,
-        healing=fitted.healing,
-    )
-    pieces, last = [], None
-    async for output in served.backend.generate(engine_request):
-        pieces.append(output.delta)
-        last = output
-    return "".join(pieces), last
-
-
-def _budgets(served: Any, settings: Any, context_tokens: int) -> Any:
-    """The language server's budgets for this model, or those of its local prompt of
-    ``context_tokens`` tokens (no snippets; see ``lsp_server.completion.cold_prompts``)."""
-    from lsp_server.completion.budgets import fit_budgets
-    from lsp_server.completion.cold_prompts import local_budgets
-    from lsp_server.model_room import ModelRoom
-
-    budgets = fit_budgets(settings, ModelRoom(served.context_length))
-    return budgets if context_tokens <= 0 else local_budgets(budgets, context_tokens)
 
 
 async def _suggest(served: Any, request: Any, mode: str, request_id: str) -> tuple[str, Any]:
@@ -79,7 +55,7 @@ async def _suggest(served: Any, request: Any, mode: str, request_id: str) -> tup
     request.sampling.stop.append("\n")  # the first line is all that is scored
     request.speculation = pb.SPECULATION_MODE_OFF  # greedy output is the same with speculation
     request.token_healing = mode == "healing"
-    text, last = await _complete(served, request, request_id)
+    text, last = await complete(served, request, request_id)
     return text.split("\n", 1)[0], last
 
 
@@ -88,33 +64,24 @@ async def _score(
     cases: list[CursorCase],
     args: argparse.Namespace,
     corpus: str,
+    retrieval: Any,
     progress: Callable[[InfillTally], None],
 ) -> InfillTally:
     from lsp_server.config import CompletionSettings
 
     settings = CompletionSettings()
-    budgets = _budgets(served, settings, args.context_tokens)
+    sizes = budgets(served, settings, args.context_tokens)
     tally = InfillTally()
-    retrieval = None
-    if args.index:
-        from bench.cursor_cases import corpus_root
-        from bench.cursor_retrieval import CorpusRetrieval
-
-        retrieval = CorpusRetrieval(corpus_root(corpus))
-    try:
-        for index, case in enumerate(cases):
-            await _score_case(served, case, index, corpus, args, settings, budgets, retrieval, tally)
-            if (index + 1) % 10 == 0:
-                progress(tally)
-                print(
-                    f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing "
-                    f"{tally.exact['healing']}, without {tally.exact['no_healing']}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-    finally:
-        if retrieval is not None:
-            retrieval.close()
+    for index, case in enumerate(cases):
+        await _score_case(served, case, index, corpus, args, settings, sizes, retrieval, tally)
+        if (index + 1) % 10 == 0:
+            progress(tally)
+            print(
+                f"  {corpus}: {index + 1}/{len(cases)} cases, exact with healing "
+                f"{tally.exact['healing']}, without {tally.exact['no_healing']}",
+                file=sys.stderr,
+                flush=True,
+            )
     return tally
 
 
@@ -201,6 +168,12 @@ def _parser() -> argparse.ArgumentParser:
         help="index each corpus as a workspace and send the snippets the language server retrieves, as "
         "an editor with the default index.enabled asks (default); --no-index sends none",
     )
+    parser.add_argument(
+        "--block-cases",
+        type=int,
+        default=None,
+        help="block cursors per corpus, each given the language server's token budget (default: --cases)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=32, help="per completion")
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
@@ -237,7 +210,10 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
         raise CommandError(f"--corpora: unknown {', '.join(unknown)}; choose from {', '.join(CORPORA)}")
     started = time.monotonic()
     torch.manual_seed(args.seed)
-    settings = ServeSettings(args.model, None, args.device, max_new_tokens=args.max_new_tokens + 16)
+    from lsp_server.config import CompletionSettings
+
+    longest = max(args.max_new_tokens, CompletionSettings().max_tokens)  # the block pass's budget
+    settings = ServeSettings(args.model, None, args.device, max_new_tokens=longest + 16)
     try:
         served = load_served_model(settings, EngineConfig())
     except ModelLoadError as error:
@@ -259,9 +235,19 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
                     figures[corpus] = {"held_out_files": held, "partial": True, **tally.figures()}
                     _write(args.json, figures)
 
-                tally = await _score(served, cases, args, corpus, progress)
-                figures[corpus] = {"held_out_files": held, **tally.figures()}
-                figures[corpus]["gate"] = gate_figures(figures[corpus]["case_results"])
+                retrieval = _retrieval(corpus) if args.index else None
+                try:
+                    tally = await _score(served, cases, args, corpus, retrieval, progress)
+                    figures[corpus] = {"held_out_files": held, **tally.figures()}
+                    figures[corpus]["gate"] = gate_figures(figures[corpus]["case_results"])
+                    _write(args.json, figures)
+                    count = args.cases if args.block_cases is None else args.block_cases
+                    blocks = await corpus_blocks(served, corpus, count, args, retrieval)
+                finally:
+                    if retrieval is not None:
+                        retrieval.close()
+                figures[corpus]["block_results"] = blocks
+                figures[corpus]["blocks"] = block_figures(blocks)
         finally:
             await served.backend.close()
 
@@ -270,45 +256,11 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
-def _window(figures: dict[str, Any]) -> str:
-    if figures["context_tokens"] > 0:
-        return f"{figures['context_tokens']} document tokens around the cursor"
-    if figures.get("retrieval"):
-        return "the language server's window and retrieved snippets"
-    return "the language server's window"
+def _retrieval(corpus: str) -> Any:
+    """The corpus indexed as a workspace, retrieving as the language server does."""
+    from bench.cursor_retrieval import CorpusRetrieval
 
-
-def report(figures: dict[str, Any]) -> str:
-    """The table docs/benchmarks.md and the model card show."""
-    lines = [
-        f"single-line infilling at realistic cursors, {figures['model']} "
-        f"({figures['fim_template']} prompt, {_window(figures)})",
-        "corpus   cases  exact: healing  no healing  empty  line above | parses: healing  no healing  empty",
-    ]
-    for corpus in CORPORA:
-        if corpus not in figures:
-            continue
-        f = figures[corpus]
-        e, p = f["exact_match"], f["parses"]
-        lines.append(
-            f"{corpus:<8} {f['cases']:>5}  {e['healing']:>13.1%}  {e['no_healing']:>10.1%}"
-            f"  {e['empty']:>5.1%}  {e['above']:>10.1%} | {p['healing']:>14.1%}  {p['no_healing']:>10.1%}"
-            f"  {p['empty']:>5.1%}"
-        )
-        kinds = ", ".join(
-            f"{kind} {f['exact_match_healing_by_kind'][kind]:.0%} of {count}"
-            for kind, count in f["cursor_kinds"].items()
-        )
-        first, raw = f["mean_first_token_ms"], f["exact_match_before_postprocessing"]
-        lines.append(
-            f"         with healing by cursor: {kinds}; before post-processing: healing "
-            f"{raw['healing']:.1%}, no healing {raw['no_healing']:.1%}; not asked (in a comment): "
-            f"{f['not_asked']}; prompt {f['mean_prompt_tokens']} tokens, first token "
-            f"{first['healing']} ms (no healing {first['no_healing']} ms)"
-        )
-        lines.extend(report_lines(corpus, f["gate"], {"empty": e["empty"], "line above": e["above"]}))
-    lines.append(f"({figures['seconds']} s)")
-    return "\n".join(lines)
+    return CorpusRetrieval(corpus_root(corpus))
 
 
 def main(argv: list[str]) -> int:
@@ -328,6 +280,7 @@ def main(argv: list[str]) -> int:
     _write(args.json, figures)
     if args.calibrate:
         corpora = {name: figures[name] for name in CORPORA if name in figures}
-        entry = calibrate(figures["model_name"], corpora)
+        later = later_lines_entry({name: figures[name]["block_results"] for name in corpora})
+        entry = calibrate(figures["model_name"], corpora, later_lines=later)
         print(f"calibration of {figures['model_name']}: {entry['chosen']}")
     return 0

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.adaptive_threshold import accept_target
+from lsp_server.completion.block_or_line import BlockOrLine
 from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
 from lsp_server.completion.confidence_gate import (
@@ -107,6 +108,7 @@ class CompletionService:
         self._sent: dict[str, int] = {}
         self._calibrations: dict[str, Calibration | None] = {}
         self.feedback = SuggestionFeedback()
+        self.block_or_line = BlockOrLine()
 
     async def complete(self, query: CompletionQuery) -> CompletionOutcome:
         """The suggestion at ``query``'s cursor."""
@@ -148,7 +150,7 @@ class CompletionService:
         await asyncio.sleep(self.debounce.delay_ms(query.uri) / 1000.0)
         prompts, snippets = await self._prompts_for(query, settings)
         prompt = prompts[0]
-        request = prompt.request
+        request = self.block_or_line.request(prompt.request, context, settings.confidence, self._room().model)
         # Debounce waits and retrieval times differ, so a document's requests can get here out of order;
         # an older one must not reach the daemon after a newer one, which it would then supersede.
         if self._sent.get(query.uri, 0) > number:
@@ -191,10 +193,11 @@ class CompletionService:
             return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets, prompt.local)
         if (doubt := self._gate(settings, figures)) is not None:
             return CompletionOutcome(None, doubt, False, latency, daemon_ms, figures, snippets, prompt.local)
-        self.cache.remember(query.uri, context.prefix, context.suffix, verdict.text)
-        return CompletionOutcome(
-            verdict.text, None, False, latency, daemon_ms, figures, snippets, prompt.local
+        shown = self.block_or_line.kept(
+            context, verdict.text, figures, settings.confidence, self._room().model
         )
+        self.cache.remember(query.uri, context.prefix, context.suffix, shown)
+        return CompletionOutcome(shown, None, False, latency, daemon_ms, figures, snippets, prompt.local)
 
     def _gate(self, settings: CompletionSettings, figures: pb.RequestFigures | None) -> str | None:
         """Why the confidence gate keeps this suggestion back (None: show it, also when the daemon

@@ -274,3 +274,32 @@ async def test_prompts_are_sized_to_the_daemons_context() -> None:
     # so 176 tokens (616 characters) of prefix: the 11 whole lines of 52 characters above the cursor
     assert (len(unknown.prefix), len(small.prefix)) == (4992, 11 * 52)
     assert unknown.prefix.endswith(small.prefix)  # the nearest lines are the ones kept
+
+
+async def test_a_line_cursor_asks_for_one_line_and_a_block_cursor_for_a_block() -> None:
+    """Inside a line (or at a statement's end) the request stops at the first line end, so the daemon
+    decodes no line that would not be shown; on the blank line under a signature it asks for a block."""
+    daemon = ScriptedDaemon(["x"])
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    await service.complete(query("x = |\n"))
+    await service.complete(query("def f(a):\n    |\n", uri="file:///w/b.py"))
+    await service.complete(query("def f(a):\n    b = a\n    |\n", uri="file:///w/c.py"))
+    assert [list(r.sampling.stop) for r in daemon.requests] == [["\n"], [], ["\n"]]
+    assert [r.sampling.max_tokens for r in daemon.requests] == [SETTINGS.max_tokens] * 3
+
+
+async def test_a_blocks_later_lines_are_shown_while_the_model_was_sure_of_them() -> None:
+    daemon = ScriptedDaemon(["b = a\n", "    c = b\n", "    return c"])
+    # binary fractions (the wire holds float32); a model nobody measured: later lines need a least
+    # token log-probability of -0.1 (LATER_CONSERVATIVE), the first line a mean of -0.5 (the gate's)
+    lines = [(2, -0.125, -0.125), (3, -0.0625, -0.0625), (3, -0.0625, -0.25)]
+    daemon.figures.lines.extend(
+        pb.LineConfidence(tokens=t, mean_logprob=m, min_logprob=n) for t, m, n in lines
+    )
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    outcome = await service.complete(query("def f(a):\n    |\n"))
+    assert outcome.text == "b = a\n    c = b"
+    whole = dataclasses.replace(SETTINGS, confidence="off")
+    service = CompletionService(lambda: whole, daemon.stream)
+    outcome = await service.complete(query("def f(a):\n    |\n"))
+    assert outcome.text == "b = a\n    c = b\n    return c"

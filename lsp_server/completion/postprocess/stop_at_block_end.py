@@ -7,6 +7,12 @@ from lsp_server.completion.postprocess.context import CursorContext, indent_widt
 _BLOCK_OPENERS = (":", "{", "(", "[", "=>", "->", " do", " then")
 
 
+def opens_block(line: str) -> bool:
+    """Whether ``line`` ends by opening a block (``def f():``, ``if (x) {``, ``call(``): the lines
+    after it are that block's body."""
+    return line.rstrip().endswith(_BLOCK_OPENERS)
+
+
 def stop_at_block_end(context: CursorContext, text: str) -> str | None:
     """Cuts the suggestion where it leaves the cursor's block.
 
@@ -19,7 +25,7 @@ def stop_at_block_end(context: CursorContext, text: str) -> str | None:
     if len(lines) == 1:
         return text
     base = context.line_indent
-    opens_block = (context.line_prefix + lines[0]).rstrip().endswith(_BLOCK_OPENERS)
+    opener = opens_block(context.line_prefix + lines[0])
     kept = [lines[0]]
     for line in lines[1:]:
         stripped = line.strip()
@@ -29,7 +35,7 @@ def stop_at_block_end(context: CursorContext, text: str) -> str | None:
         indent = indent_width(line)
         if indent < base:
             break
-        if opens_block and indent == base:
+        if opener and indent == base:
             if stripped[0] in "}])":
                 kept.append(line)
             break

@@ -1,0 +1,40 @@
+"""A completion request run the way ``codedraft bench model`` runs them: through the daemon's request
+path (``prepare_complete``: the model's prompt layout, truncation, token healing) and its engine, in
+process; with the language server's prompt budgets for the served model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+async def complete(served: Any, request: Any, request_id: str) -> tuple[str, Any]:
+    """The text the engine writes for ``request`` and its last output (with the request's figures)."""
+    from inference.engine.sequence import Request
+    from inference.server.prepare import prepare_complete
+
+    prepared = prepare_complete(request, served)
+    fitted, _ = prepared.fit()
+    engine_request = Request(
+        request_id,
+        prompt_token_ids=fitted.token_ids,
+        sampling=prepared.sampling,
+        kind=prepared.kind,
+        spec_mode=prepared.spec_mode,
+        healing=fitted.healing,
+    )
+    pieces, last = [], None
+    async for output in served.backend.generate(engine_request):
+        pieces.append(output.delta)
+        last = output
+    return "".join(pieces), last
+
+
+def budgets(served: Any, settings: Any, context_tokens: int) -> Any:
+    """The language server's budgets for this model, or those of its local prompt of
+    ``context_tokens`` tokens (no snippets; see ``lsp_server.completion.cold_prompts``)."""
+    from lsp_server.completion.budgets import fit_budgets
+    from lsp_server.completion.cold_prompts import local_budgets
+    from lsp_server.model_room import ModelRoom
+
+    budgets = fit_budgets(settings, ModelRoom(served.context_length))
+    return budgets if context_tokens <= 0 else local_budgets(budgets, context_tokens)
