@@ -74,10 +74,11 @@ class CompletionSettings:
     prefill_delay_ms: int = 200
     """How long the cursor must rest at a new place before the prompt there is computed."""
     confidence: str = "auto"
-    """Show a suggestion only when the model was sure enough of its first line: ``auto`` at the
-    operating point measured for the served model (a strict default for a model nobody measured),
-    ``off`` for every suggestion, or a target precision such as ``"0.5"`` (the share of shown first
-    lines that should be exactly right)."""
+    """Show a suggestion only when the model was sure enough of its first line, and its later lines
+    only where they are sure enough too (``block_or_line.py``): ``auto`` at the operating points
+    measured for the served model (strict defaults for a model nobody measured), ``off`` for every
+    suggestion and whole blocks, or a target precision such as ``"0.5"`` (the share of shown lines
+    that should be exactly right)."""
     cold_prompt_ms: int = 500
     """How long a suggestion may wait for its first token where the daemon has not computed the full
     prompt: a full prompt that would take longer (at the daemon's measured speed) is replaced there by
