@@ -105,7 +105,7 @@ def print_busy_table(results: dict[int, dict[str, LevelFigures]], args: argparse
         "(time: above 1 is slower; decode: below 1 is slower)"
     )
     print(
-        f"  {'busy':>4}  {'engine':<28}{'first token ms':>15}{'line ms':>10}{'decode tok/s':>14}"
+        f"  {'busy':>4}  {'engine':<32}{'first token ms':>15}{'line ms':>10}{'decode tok/s':>14}"
         f"{'first x quiet':>15}{'line x quiet':>14}{'decode x quiet':>16}"
     )
     for level in levels:
@@ -113,6 +113,6 @@ def print_busy_table(results: dict[int, dict[str, LevelFigures]], args: argparse
             first, line, decode = figures.medians()
             first0, line0, decode0 = base[name].medians()
             print(
-                f"  {level:>4}  {name:<28}{first:>15.1f}{line:>10.1f}{decode:>14.1f}"
+                f"  {level:>4}  {name:<32}{first:>15.1f}{line:>10.1f}{decode:>14.1f}"
                 f"{first / first0:>15.2f}{line / line0:>14.2f}{decode / decode0:>16.2f}"
             )
