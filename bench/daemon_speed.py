@@ -301,7 +301,8 @@ def main(argv: list[str]) -> int:
     print(
         f"codedraft bench daemon: {info.model.name} ({info.model.architecture}, "
         f"{info.model.parameters / 1e6:.1f}M parameters) on {info.device} {info.dtype}, "
-        f"{threads} thread(s) per engine; at most {args.max_tokens} new tokens per completion "
+        f"{'' if args.fixed_threads else 'at most '}{threads} thread(s) per engine; "
+        f"at most {args.max_tokens} new tokens per completion "
         f"at line starts of {args.source.name}; no draft model; beside {args.busy} busy core(s), "
         f"CPU threads {'fixed' if args.fixed_threads else 'following the free cores'}"
     )
