@@ -6,7 +6,7 @@ process takes one of two cores, one of two torch threads gets half a core in sch
 milliseconds, so every region waits for it: both engines were measured 2-10x slower (issue 28). One
 thread on the free core loses only the second core's share. So the engine thread samples how much CPU
 other processes used since the last sample (``/proc/stat`` for the cores this process may run on,
-minus this process's own CPU time, about 30 µs a read, at most every ``interval_s``) and follows the
+minus this process's own CPU time, about 60 µs a sample, at most every ``interval_s``) and follows the
 cores left free, with hysteresis: it drops threads as soon as one of them shares a core for more than
 :data:`DROP_SHARE` of it, and takes them back only after :data:`RAISE_WINDOWS` samples in a row in
 which one more thread would have had a core (but :data:`RAISE_SHARE`) to itself.
