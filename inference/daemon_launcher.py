@@ -23,6 +23,7 @@ import grpc
 
 from inference.client import DaemonError, InferenceClient
 from inference.defaults import default_socket_path
+from inference.openmp import openmp_environment
 from inference.server.address import DaemonAddress
 from inference.server.listen import socket_is_live
 
@@ -69,6 +70,7 @@ def daemon_command(
     device: str | None = None,
     kv_cache_mb: int | None = None,
     threads: int | None = None,
+    fixed_threads: bool = False,
     log_level: str | None = None,
     command: Sequence[str] | None = None,
 ) -> list[str]:
@@ -91,6 +93,8 @@ def daemon_command(
         argv += ["--kv-cache-mb", str(kv_cache_mb)]
     if threads is not None:
         argv += ["--threads", str(threads)]
+    if fixed_threads:
+        argv.append("--fixed-threads")
     return argv
 
 
@@ -115,7 +119,7 @@ class DaemonProcess:
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
                 start_new_session=detach,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env=openmp_environment({**os.environ, "PYTHONUNBUFFERED": "1"}),
             )
 
     def failure(self) -> str | None:
@@ -175,6 +179,7 @@ class PrivateDaemon(DaemonProcess):
         device: str | None = None,
         kv_cache_mb: int | None = None,
         threads: int | None = None,
+        fixed_threads: bool = False,
     ) -> None:
         """Starts ``codedraft daemon`` on ``model`` (default: the embedded pair; a model given is
         served without a draft), logging warnings and errors only."""
@@ -187,6 +192,7 @@ class PrivateDaemon(DaemonProcess):
             device=device,
             kv_cache_mb=kv_cache_mb,
             threads=threads,
+            fixed_threads=fixed_threads,
             log_level="warning",
         )
         super().__init__(argv, self.folder / "daemon.log")

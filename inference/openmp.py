@@ -15,11 +15,20 @@ regions its own team, and once the teams' threads outnumber the cores it stops s
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 SPIN_COUNT = "30000"
 
 
+def openmp_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` with ``GOMP_SPINCOUNT`` added, unless the user chose a spin or a wait policy there:
+    the environment to start a daemon with (libgomp reads it once, when torch loads)."""
+    added = {} if "OMP_WAIT_POLICY" in environ else {"GOMP_SPINCOUNT": SPIN_COUNT}
+    return {**added, **environ}
+
+
 def set_openmp_spin() -> None:
-    """Sets ``GOMP_SPINCOUNT`` for torch's OpenMP runtime, unless the user chose a wait policy."""
-    if "OMP_WAIT_POLICY" not in os.environ:
-        os.environ.setdefault("GOMP_SPINCOUNT", SPIN_COUNT)
+    """Sets ``GOMP_SPINCOUNT`` in this process for torch's OpenMP runtime, unless the user chose a spin
+    or a wait policy; effective only before torch loads."""
+    for name, value in openmp_environment(os.environ).items():
+        os.environ.setdefault(name, value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 
 from inference.backends.protocol import BackendStats
 from inference.engine.async_engine import AsyncEngine
@@ -17,9 +17,9 @@ class EngineBackend:
     reports as "still live".
     """
 
-    def __init__(self, engine: LLMEngine) -> None:
+    def __init__(self, engine: LLMEngine, before_step: Callable[[], object] | None = None) -> None:
         self.engine = engine
-        self._async = AsyncEngine(engine)
+        self._async = AsyncEngine(engine, before_step)
         self._open: set[str] = set()
 
     async def generate(self, request: Request) -> AsyncGenerator[RequestOutput, None]:

@@ -13,6 +13,7 @@ from inference.backends.local_engine import EngineBackend
 from inference.backends.model_facts import measured_chars_per_token, report_limits
 from inference.backends.served_model import ServedModel
 from inference.config import EngineConfig
+from inference.cpu_threads import engine_cpu_threads
 from inference.defaults import DEFAULT_KV_CACHE_MB, DEFAULT_MAX_NEW_TOKENS
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
@@ -31,6 +32,8 @@ class ServeSettings:
     kv_cache_mb: float = DEFAULT_KV_CACHE_MB
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     weights: str = "auto"
+    adapt_threads: bool = True
+    """On the CPU, use fewer torch threads while other processes hold cores (`inference/cpu_threads.py`)."""
 
 
 def _device_name(device: torch.device) -> str:
@@ -98,8 +101,9 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         info.draft_model.CopyFrom(describe(draft))
     torch.set_grad_enabled(False)
     vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
+    threads = engine_cpu_threads(target.device.type, settings.adapt_threads)
     return ServedModel(
-        backend=EngineBackend(engine),
+        backend=EngineBackend(engine, threads.apply if threads is not None else None),
         tokenizer=target.tokenizer,
         fim=target.fim,
         chat=target.chat,

@@ -1,8 +1,10 @@
 """asyncio face of the engine, for the grpc.aio daemon.
 
 `AsyncEngine(engine)` runs `engine.step()` in one background thread while there is work and sleeps
-otherwise. `generate(request)` is an async iterator of `RequestOutput`s (text deltas, then a final
-output with figures and finish reason). Leaving the iteration early (the client cancelled, the
+otherwise; `before_step`, when given, runs in that thread before each step and on each idle wake-up
+(the CPU thread count, `inference/cpu_threads.py`, is set per thread). `generate(request)` is an
+async iterator of `RequestOutput`s (text deltas, then a final output with figures and finish
+reason). Leaving the iteration early (the client cancelled, the
 consumer broke out of the loop, the task was cancelled) aborts the request, which stops within one
 step and releases its KV blocks. `abort(request_id)` may be called from any thread.
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 
 from inference.engine.engine import LLMEngine
 from inference.engine.errors import EngineError, StepFailedError
@@ -32,8 +34,9 @@ log = logging.getLogger(__name__)
 class AsyncEngine:
     """Drives an `LLMEngine` from a background thread and fans its outputs out to asyncio queues."""
 
-    def __init__(self, engine: LLMEngine) -> None:
+    def __init__(self, engine: LLMEngine, before_step: Callable[[], object] | None = None) -> None:
         self.engine = engine
+        self._before_step = before_step
         self._queues: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Queue[RequestOutput]]] = {}
         self._queues_lock = threading.Lock()
         self._wake = threading.Event()
@@ -95,6 +98,12 @@ class AsyncEngine:
 
     def _run(self) -> None:
         while not self._stopping:
+            if self._before_step is not None:
+                try:
+                    self._before_step()
+                except Exception:  # a broken hook must not stop the engine: serve without it
+                    log.exception("the engine thread's before-step hook failed; running without it")
+                    self._before_step = None
             if not self.engine.has_work():
                 self._wake.wait(timeout=1.0)
                 self._wake.clear()

@@ -13,6 +13,7 @@ from inference.config import EngineConfig, SamplingParams, SpecMode
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import FinishReason, Request, RequestMetrics, RequestOutput, Sequence
 from inference.loading import LoadedModel, load_model
+from tests.fixtures.devices import logits_atol
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 
 PROMPTS = [
@@ -33,10 +34,16 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(previous)
 
 
-def tiny_model(directory: Path, seed: int = 0, **overrides: object) -> LoadedModel:
-    """A tiny llama checkpoint written to `directory` and loaded on the CPU in float32."""
+def tiny_model(
+    directory: Path,
+    seed: int = 0,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    **overrides: object,
+) -> LoadedModel:
+    """A tiny llama checkpoint written to `directory` and loaded on `device` (the CPU) in `dtype`."""
     make_tiny_checkpoint(directory, "llama", seed=seed, **overrides)
-    return load_model(directory, device="cpu", dtype=torch.float32)
+    return load_model(directory, device=device, dtype=dtype)
 
 
 def make_engine(
@@ -126,5 +133,7 @@ def assert_cache_hit_and_speculation_exact(model: LoadedModel) -> None:
     spec = run_all(engine, [request("spec", SpecMode.NGRAM)])["spec"]
     assert hit.metrics.reused_tokens == len(ids) - 1
     assert cold.token_ids == hit.token_ids == spec.token_ids
-    torch.testing.assert_close(cold.logits[0], hit.logits[0], rtol=0, atol=1e-5)
+    torch.testing.assert_close(
+        cold.logits[0], hit.logits[0], rtol=0, atol=logits_atol(model.device, model.dtype)
+    )
     engine.check_invariants()

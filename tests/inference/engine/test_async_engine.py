@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 
 import pytest
@@ -97,3 +98,31 @@ async def test_close_ends_open_streams(model: LoadedModel) -> None:
     rest = await _collect(stream)
     assert rest[-1].finished and rest[-1].finish_reason == FinishReason.ERROR
     assert "shut down" in str(rest[-1].error)
+
+
+async def test_the_before_step_hook_runs_in_the_engine_thread(model: LoadedModel) -> None:
+    threads: set[str] = set()
+    engine = AsyncEngine(make_engine(model), lambda: threads.add(threading.current_thread().name))
+    try:
+        outs = await _collect(engine.generate(_request("a", 5)))
+    finally:
+        await engine.close()
+    assert outs[-1].finish_reason == FinishReason.LENGTH
+    assert threads == {"codedraft-engine"}
+
+
+async def test_a_failing_before_step_hook_is_dropped_and_the_engine_serves_on(model: LoadedModel) -> None:
+    calls: list[int] = []
+
+    def broken() -> None:
+        calls.append(1)
+        raise RuntimeError("no /proc")
+
+    engine = AsyncEngine(make_engine(model), broken)
+    try:
+        first = await _collect(engine.generate(_request("a", 5)))
+        second = await _collect(engine.generate(_request("b", 5)))
+    finally:
+        await engine.close()
+    assert [first[-1].finish_reason, second[-1].finish_reason] == [FinishReason.LENGTH] * 2
+    assert calls == [1]

@@ -3,6 +3,8 @@ stop conditions, fairness, abort, and a full pool."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -10,6 +12,7 @@ from inference.config import RequestKind, SamplingParams, SpecMode
 from inference.engine.errors import InvalidRequestError, ResourceExhaustedError, StepFailedError
 from inference.engine.sequence import FinishReason, Request
 from inference.loading import LoadedModel
+from tests.fixtures.devices import logits_atol, on_cuda
 from tests.fixtures.failing_model import FailingModel
 from tests.inference.engine.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all, tiny_model
 
@@ -33,6 +36,17 @@ def greedy(request_id: str, prompt_ids: list[int], max_tokens: int = 12, **kw: o
 
 
 def test_cache_hit_gives_the_cold_output_and_logits(model: LoadedModel) -> None:
+    _assert_cache_hit_gives_the_cold_output(model)
+
+
+@pytest.mark.parametrize(
+    "dtype", [on_cuda(torch.float32, id="float32"), on_cuda(torch.bfloat16, id="bfloat16")]
+)
+def test_cache_hit_gives_the_cold_output_on_a_gpu(dtype: torch.dtype, tmp_path: Path) -> None:
+    _assert_cache_hit_gives_the_cold_output(tiny_model(tmp_path / "tiny", device="cuda", dtype=dtype))
+
+
+def _assert_cache_hit_gives_the_cold_output(model: LoadedModel) -> None:
     ids = model.tokenizer.encode(PROMPTS[1])
     assert len(ids) > 12
     cold_engine = make_engine(model, enable_prefix_cache=False)
@@ -47,7 +61,7 @@ def test_cache_hit_gives_the_cold_output_and_logits(model: LoadedModel) -> None:
     assert cold.token_ids == first.token_ids == again.token_ids
     assert len(again.logits) == 12
     for a, b in zip(cold.logits, again.logits, strict=True):
-        torch.testing.assert_close(a, b, rtol=0, atol=1e-5)
+        torch.testing.assert_close(a, b, rtol=0, atol=logits_atol(model.device, model.dtype))
     engine.check_invariants()
 
 

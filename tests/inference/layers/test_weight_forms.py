@@ -19,6 +19,7 @@ from inference.layers.linear import (
 )
 from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.loading import ModelLoadError, load_model, resolve_weights
+from tests.fixtures.devices import on_cuda
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 from tests.inference.engine.engine_helpers import assert_cache_hit_and_speculation_exact, one_torch_thread
 
@@ -87,13 +88,26 @@ def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("arch", "weights"),
-    [("llama", "float32"), ("llama", "float16"), ("qwen3", "float16"), ("llama", "q4_1"), ("qwen3", "q4_1")],
+    ("arch", "weights", "device"),
+    [
+        ("llama", "float32", "cpu"),
+        ("llama", "float16", "cpu"),
+        ("qwen3", "float16", "cpu"),
+        ("llama", "q4_1", "cpu"),
+        ("qwen3", "q4_1", "cpu"),
+        # On a GPU: the checkpoint's layout in bfloat16 (what `auto` serves there) and float32's.
+        on_cuda("llama", "auto", "cuda"),
+        on_cuda("qwen3", "auto", "cuda"),
+        on_cuda("llama", "float32", "cuda"),
+    ],
 )
-def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: str, tmp_path: Path) -> None:
+def test_cache_hit_and_speculation_are_exact_in_each_form(
+    arch: str, weights: str, device: str, tmp_path: Path
+) -> None:
     # llama: q and k rotated together out of the fused projection; qwen3: q/k norms first.
     make_tiny_checkpoint(tmp_path / arch, arch, tie_word_embeddings=True)
-    model = load_model(tmp_path / arch, device="cpu", weights=weights)
+    dtype = torch.float32 if weights == "float32" else None
+    model = load_model(tmp_path / arch, device=device, dtype=dtype, weights=weights)
     assert_cache_hit_and_speculation_exact(model)
 
 

@@ -15,6 +15,7 @@ from inference.engine.model_runner import ModelRunner
 from inference.engine.sequence import FinishReason, Request
 from inference.loading import LoadedModel
 from inference.spec_decode.draft_model import DraftModelProposer
+from tests.fixtures.devices import on_cuda
 from tests.inference.engine.engine_helpers import PROMPTS, make_engine, one_torch_thread, run_all, tiny_model
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
@@ -50,7 +51,20 @@ def test_greedy_speculation_equals_plain_decoding(
     models: tuple[LoadedModel, LoadedModel, LoadedModel], draft_name: str
 ) -> None:
     target, same, other = models
-    draft = same if draft_name == "same" else other
+    _assert_speculation_equals_plain(target, same if draft_name == "same" else other, draft_name == "same")
+
+
+@pytest.mark.parametrize(
+    "dtype", [on_cuda(torch.float32, id="float32"), on_cuda(torch.bfloat16, id="bfloat16")]
+)
+def test_greedy_speculation_equals_plain_decoding_on_a_gpu(dtype: torch.dtype, tmp_path: Path) -> None:
+    target = tiny_model(tmp_path / "target", device="cuda", dtype=dtype)
+    for name, seed in (("same", 0), ("other", 1)):
+        draft = tiny_model(tmp_path / name, seed=seed, device="cuda", dtype=dtype)
+        _assert_speculation_equals_plain(target, draft, name == "same")
+
+
+def _assert_speculation_equals_plain(target: LoadedModel, draft: LoadedModel, same_weights: bool) -> None:
     plain = _outputs(make_engine(target), _requests(target, SpecMode.OFF))
     for mode in (SpecMode.NGRAM, SpecMode.DRAFT, SpecMode.AUTO):
         engine = make_engine(target, draft)
@@ -63,8 +77,10 @@ def test_greedy_speculation_equals_plain_decoding(
         generated = sum(r.metrics.generated_tokens for r in results.values())
         assert proposed > 0, mode
         assert accepted <= proposed, mode  # counts depend on measured round costs: no exact values
-        if mode == SpecMode.DRAFT and draft_name == "same":
-            assert accepted == proposed  # identical weights: every proposal is the target's argmax
+        # Identical weights: every proposal is the target's argmax. Only the CPU's sums are the same at
+        # every batch shape; a GPU's may break a near tie otherwise (the output stays the target's).
+        if mode == SpecMode.DRAFT and same_weights and target.device.type == "cpu":
+            assert accepted == proposed
             assert passes < generated
         engine.check_invariants()
         assert engine.draft_kv is not None and engine.draft_kv.live_sequences() == []
