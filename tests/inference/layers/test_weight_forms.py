@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
+from inference.layers.int8_activation_linear import Q4_1Q8Linear
 from inference.layers.linear import (
     WEIGHT_FORMATS,
     Float16Linear,
@@ -72,6 +73,11 @@ def test_packing_replaces_every_linear_and_copies_a_tied_head(tmp_path: Path) ->
         assert packed.model.parameter_count == count
     # Float weights: the projections in 4 bits, the output projection in 8 (neither holds them exactly).
     assert isinstance(packed.model.model.layers[0].mlp.down_proj, Q4_1Linear)
+    # 8-bit activations: the Q4_1 projections repacked, the output projection as in q4_1.
+    int8 = load_model(directory, device="cpu", weights="q4_1_q8").model
+    assert isinstance(int8.lm_head, Q8_0Linear)
+    assert isinstance(int8.model.layers[0].mlp.down_proj, Q4_1Q8Linear)
+    assert int8.parameter_count == count
 
 
 def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
@@ -88,7 +94,15 @@ def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
 
 @pytest.mark.parametrize(
     ("arch", "weights"),
-    [("llama", "float32"), ("llama", "float16"), ("qwen3", "float16"), ("llama", "q4_1"), ("qwen3", "q4_1")],
+    [
+        ("llama", "float32"),
+        ("llama", "float16"),
+        ("qwen3", "float16"),
+        ("llama", "q4_1"),
+        ("qwen3", "q4_1"),
+        ("llama", "q4_1_q8"),
+        ("qwen3", "q4_1_q8"),
+    ],
 )
 def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: str, tmp_path: Path) -> None:
     # llama: q and k rotated together out of the fused projection; qwen3: q/k norms first.
@@ -97,9 +111,10 @@ def test_cache_hit_and_speculation_are_exact_in_each_form(arch: str, weights: st
     assert_cache_hit_and_speculation_exact(model)
 
 
-def test_the_fused_decode_step_equals_the_layer_modules(tmp_path: Path) -> None:
+@pytest.mark.parametrize("weights", ["q4_1", "q4_1_q8"])
+def test_the_fused_decode_step_equals_the_layer_modules(weights: str, tmp_path: Path) -> None:
     make_tiny_checkpoint(tmp_path / "llama", "llama", tie_word_embeddings=True)
-    model = load_model(tmp_path / "llama", device="cpu", weights="q4_1").model
+    model = load_model(tmp_path / "llama", device="cpu", weights=weights).model
     layers = list(model.model.layers)
     assert all(layer.fused is not None for layer in layers)
     config = model.config
@@ -117,7 +132,8 @@ def test_the_fused_decode_step_equals_the_layer_modules(tmp_path: Path) -> None:
     torch.testing.assert_close((kv.k[1], kv.v[1]), (k, v), rtol=1e-6, atol=1e-6)
 
 
-def test_layers_with_q_k_norms_keep_their_modules(tmp_path: Path) -> None:
+@pytest.mark.parametrize("weights", ["q4_1", "q4_1_q8"])
+def test_layers_with_q_k_norms_keep_their_modules(weights: str, tmp_path: Path) -> None:
     make_tiny_checkpoint(tmp_path / "qwen3", "qwen3", tie_word_embeddings=True)
-    model = load_model(tmp_path / "qwen3", device="cpu", weights="q4_1").model
+    model = load_model(tmp_path / "qwen3", device="cpu", weights=weights).model
     assert all(layer.fused is None for layer in model.model.layers)
