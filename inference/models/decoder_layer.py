@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from inference.layers.attention import KERNEL_MAX_TOKENS, Attention
+from inference.layers.attention import Attention
 from inference.layers.block_linear import FEW_ROWS, Q4_1Linear
 from inference.layers.int8_activation_linear import Q4_1Q8Linear
 from inference.layers.mlp import SwiGLU
@@ -45,7 +45,8 @@ class DecoderLayer(nn.Module):
         meta: AttentionMetadata,
     ) -> torch.Tensor:
         """hidden (T, hidden_size) -> (T, hidden_size)."""
-        if self.fused is not None and hidden.shape[0] <= KERNEL_MAX_TOKENS and len(meta.spans) == 1:
+        rows = hidden.shape[0]
+        if self.fused is not None and rows <= self.self_attn.kernel_rows and len(meta.spans) == 1:
             return self.fused(hidden, cos, sin, k_cache, v_cache, meta)
         hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
         return hidden + self.mlp(self.post_attention_layernorm(hidden))

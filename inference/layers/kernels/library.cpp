@@ -16,7 +16,11 @@ at::Tensor q4_1_linear(const at::Tensor& x, const at::Tensor& q, const at::Tenso
 
 at::Tensor q4_1_q8_linear(const at::Tensor& x, const at::Tensor& q, const at::Tensor& d, const at::Tensor& m,
                           int64_t few) {
-  return q4_1_q8_product(x, q, d, m);  // one path for every number of rows: `few` only keeps the schema
+  return int8_product<Nibbles>(x, q, d, m);  // one path for every number of rows: `few` only keeps the schema
+}
+
+at::Tensor q8_0_q8_linear(const at::Tensor& x, const at::Tensor& q, const at::Tensor& d) {
+  return int8_product<Bytes>(x, q, d, std::nullopt);
 }
 
 at::Tensor q8_0_linear(const at::Tensor& x, const at::Tensor& q, const at::Tensor& d, int64_t few) {
@@ -144,6 +148,7 @@ at::Tensor decoder_layer(const at::Tensor& hidden, const at::Tensor& input_norm,
 TORCH_LIBRARY(codedraft_cpu, lib) {
   lib.def("q4_1_linear(Tensor x, Tensor q, Tensor d, Tensor m, int few) -> Tensor", &codedraft::q4_1_linear);
   lib.def("q4_1_q8_linear(Tensor x, Tensor q, Tensor d, Tensor m, int few) -> Tensor", &codedraft::q4_1_q8_linear);
+  lib.def("q8_0_q8_linear(Tensor x, Tensor q, Tensor d) -> Tensor", &codedraft::q8_0_q8_linear);
   lib.def("q8_0_linear(Tensor x, Tensor q, Tensor d, int few) -> Tensor", &codedraft::q8_0_linear);
   lib.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor", &codedraft::rms_norm);
   lib.def("paged_attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, int context_len, "

@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch import nn
 
-from inference.layers.block_linear import Q4_1Linear, q4_1_codes
+from inference.layers.block_linear import Q4_1Linear, Q8_0Linear, q4_1_codes
 from inference.layers.cpu_kernels import load_cpu_kernels
-from inference.layers.int8_activation_linear import Q4_1Q8Linear, groups
+from inference.layers.int8_activation_linear import Q4_1Q8Linear, Q8_0Q8Linear, groups
 from tests.inference.engine.engine_helpers import one_torch_thread
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
@@ -27,17 +27,29 @@ def _quantized(columns: int, rows: int = 40, bias: bool = True) -> tuple[nn.Line
     return linear, Q4_1Linear(linear)
 
 
-def _reference(x: torch.Tensor, q4: Q4_1Linear) -> torch.Tensor:
-    """y = sum over blocks of d_w dx (q_w . q_x) + m_w s, in float64 from float32 dx, s (as Q8_1)."""
-    rows, blocks = x.shape[0], x.shape[1] // 32
-    xb = x.reshape(rows, blocks, 32)
+def _quantize_x(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """x per block of 32 as Q8_1: codes (T, blocks, 32) and dx (T, blocks), float32 as the kernel."""
+    xb = x.reshape(x.shape[0], x.shape[1] // 32, 32)
     dx = xb.abs().amax(-1) / 127
     inverse = torch.where(dx != 0, 1 / torch.where(dx != 0, dx, 1), 0)
-    qx = (xb * inverse[..., None]).round()  # ties to even, as the kernel's nearbyint
+    return (xb * inverse[..., None]).round(), dx  # ties to even, as the kernel's nearbyint
+
+
+def _reference(x: torch.Tensor, q4: Q4_1Linear) -> torch.Tensor:
+    """y = sum over blocks of d_w dx (q_w . q_x) + m_w s, in float64 from float32 dx, s (as Q8_1)."""
+    qx, dx = _quantize_x(x)
     s = dx * qx.sum(-1)
-    products = torch.einsum("tbe,nbe->tnb", qx.double(), q4_1_codes(q4.codes, blocks).double())
+    products = torch.einsum("tbe,nbe->tnb", qx.double(), q4_1_codes(q4.codes, qx.shape[1]).double())
     scaled = products * (q4.scales.double()[None] * dx.double()[:, None])
     return (scaled + q4.minimums.double()[None] * s.double()[:, None]).sum(-1)
+
+
+def _reference_q8_0(x: torch.Tensor, q8: Q8_0Linear) -> torch.Tensor:
+    """y = sum over blocks of d_w dx (q_w . q_x), signed codes both, in float64."""
+    qx, dx = _quantize_x(x)
+    codes = q8.codes.view(torch.int8).reshape(q8.out_features, qx.shape[1], 32).double()
+    products = torch.einsum("tbe,nbe->tnb", qx.double(), codes)
+    return (products * (q8.scales.double()[None] * dx.double()[:, None])).sum(-1)
 
 
 # Widths of 1..15 blocks and SmolLM2's 18 and 48: every mix of groups of 8, 4, 2 and 1 blocks.
@@ -53,10 +65,22 @@ def test_products_equal_integer_code_products_scaled_in_float(columns: int) -> N
     assert (out - exact_x).abs().max() < 0.02 * exact_x.abs().max()
 
 
+@pytest.mark.parametrize("columns", [32 * b for b in (1, 3, 7, 15, 18, 48)])
+def test_q8_0_products_equal_signed_integer_code_products_scaled_in_float(columns: int) -> None:
+    # Q8_0 x Q8_0 (the output projection): the weights' signed codes against x's.
+    linear, _ = _quantized(columns)
+    q8 = Q8_0Linear(linear)
+    x = torch.randn(20, columns, generator=torch.Generator().manual_seed(3)) * 3
+    out = Q8_0Q8Linear(q8)(x) - linear.bias
+    expected = _reference_q8_0(x, q8)
+    torch.testing.assert_close(out.double(), expected, rtol=0, atol=2e-6 * expected.abs().max().item())
+
+
+@pytest.mark.parametrize("form", ["q4_1", "q8_0"])
 @pytest.mark.parametrize("columns", [576, 1536, 32 * 13])
-def test_a_row_is_bit_identical_whatever_the_other_rows_of_its_call(columns: int) -> None:
-    _, q4 = _quantized(columns, rows=300)
-    packed = Q4_1Q8Linear(q4)
+def test_a_row_is_bit_identical_whatever_the_other_rows_of_its_call(form: str, columns: int) -> None:
+    linear, q4 = _quantized(columns, rows=300)
+    packed = Q4_1Q8Linear(q4) if form == "q4_1" else Q8_0Q8Linear(Q8_0Linear(linear))
     x = torch.randn(40, columns, generator=torch.Generator().manual_seed(2))
     alone = packed(x[5:6])
     assert torch.equal(packed(x[2:6])[3:], alone)  # with 3 others

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
-from inference.layers.int8_activation_linear import Q4_1Q8Linear
+from inference.layers.int8_activation_linear import Q4_1Q8Linear, Q8_0Q8Linear
 from inference.layers.linear import (
     WEIGHT_FORMATS,
     Float16Linear,
@@ -73,9 +73,9 @@ def test_packing_replaces_every_linear_and_copies_a_tied_head(tmp_path: Path) ->
         assert packed.model.parameter_count == count
     # Float weights: the projections in 4 bits, the output projection in 8 (neither holds them exactly).
     assert isinstance(packed.model.model.layers[0].mlp.down_proj, Q4_1Linear)
-    # 8-bit activations: the Q4_1 projections repacked, the output projection as in q4_1.
+    # 8-bit activations: the same blocks repacked, Q4_1 and Q8_0 (the output projection).
     int8 = load_model(directory, device="cpu", weights="q4_1_q8").model
-    assert isinstance(int8.lm_head, Q8_0Linear)
+    assert isinstance(int8.lm_head, Q8_0Q8Linear)
     assert isinstance(int8.model.layers[0].mlp.down_proj, Q4_1Q8Linear)
     assert int8.parameter_count == count
 
