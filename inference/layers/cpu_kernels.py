@@ -1,11 +1,11 @@
 """Builds and loads `kernels/` (`library.cpp` and the headers it includes), the CPU kernels of the
-q4_1 weights form, as `torch.ops.codedraft_cpu`.
+q4_1 and q4_1_q8 weights forms, as `torch.ops.codedraft_cpu`.
 
 The source is compiled on first use with the system's C++ compiler (`$CXX`, else `c++`) against the
-installed torch, for this CPU (`-march=native`), into `~/.cache/codedraft/kernels` (or
-`$CODEDRAFT_KERNEL_CACHE`), named by a hash of everything that shapes the binary, so later
-processes load it at once: the compile is paid once per machine and torch version (figures:
-docs/benchmarks.md).
+installed torch, for this CPU (`-march=native`: AVX2 and AVX-512 VNNI where it has them, plain loops
+elsewhere), into `~/.cache/codedraft/kernels` (or `$CODEDRAFT_KERNEL_CACHE`), named by a hash of
+everything that shapes the binary, so later processes load it at once: the compile is paid once per
+machine and torch version (figures: docs/benchmarks.md).
 """
 
 from __future__ import annotations
