@@ -4,26 +4,32 @@
 
 namespace codedraft {
 
-// o (D) += p[j] * value row j - j0, for j0 <= j < j1 in that order (value: a block's rows of D).
-// Called block after block from o = 0, it gives each o[e] the same chain of operations as one pass.
-inline void weigh_block(const float* p, int64_t j0, int64_t j1, const float* value, int64_t D, float* o) {
+// o (D) = sum over j < seen of p[j] * value j, value j being row j % bs of block ids[j / bs] of values.
+inline void weigh_values(const float* p, int64_t seen, const float* values, const int64_t* ids, int64_t bs,
+                         int64_t D, float* o) {
   int64_t e0 = 0;
 #ifdef CODEDRAFT_AVX2
   constexpr int64_t kLanes = 64;  // 8 registers of o at a time
   for (; e0 + kLanes <= D; e0 += kLanes) {
     __m256 acc[8];
-    for (int i = 0; i < 8; ++i) acc[i] = _mm256_loadu_ps(o + e0 + 8 * i);
-    const float* v = value + e0;
-    for (int64_t j = j0; j < j1; ++j, v += D) {
-      const __m256 weight = _mm256_broadcast_ss(p + j);
-      for (int i = 0; i < 8; ++i) acc[i] = _mm256_fmadd_ps(weight, _mm256_loadu_ps(v + 8 * i), acc[i]);
+    for (int i = 0; i < 8; ++i) acc[i] = _mm256_setzero_ps();
+    for (int64_t start = 0; start < seen; start += bs) {
+      const float* value = values + ids[start / bs] * bs * D + e0;
+      for (int64_t j = start; j < std::min(seen, start + bs); ++j, value += D) {
+        const __m256 weight = _mm256_broadcast_ss(p + j);
+        for (int i = 0; i < 8; ++i) acc[i] = _mm256_fmadd_ps(weight, _mm256_loadu_ps(value + 8 * i), acc[i]);
+      }
     }
     for (int i = 0; i < 8; ++i) _mm256_storeu_ps(o + e0 + 8 * i, acc[i]);
   }
 #endif
-  const float* v = value;
-  for (int64_t j = j0; j < j1; ++j, v += D) {
-    for (int64_t e = e0; e < D; ++e) o[e] += p[j] * v[e];
+  if (e0 == D) return;
+  std::fill(o + e0, o + D, 0.f);
+  for (int64_t start = 0; start < seen; start += bs) {
+    const float* value = values + ids[start / bs] * bs * D;
+    for (int64_t j = start; j < std::min(seen, start + bs); ++j, value += D) {
+      for (int64_t e = e0; e < D; ++e) o[e] += p[j] * value[e];
+    }
   }
 }
 
@@ -56,47 +62,26 @@ inline void attend(const float* q, int64_t T, int64_t H, const Pool& pool, const
     TORCH_CHECK(ids[i] >= 0 && ids[i] < pool.blocks, "block id ", ids[i], " out of range");
   }
   const int64_t group = H / pool.kv_heads, head_stride = pool.blocks * bs * D;
-  // Work by KV head: its query heads' rows (items) take each block of keys, then of values, in turn
-  // while it is in cache, instead of each reading the whole sequence. Each item's arithmetic is that
-  // of attending alone (the same dot products, maximum, exponentials and value chain, in position
-  // order), so a row's output does not depend on the other rows of the call.
-  constexpr int64_t kRows = 16;  // rows taken together (bounds the scores kept: kRows x group x context)
-  at::parallel_for(0, pool.kv_heads, 1, [&](int64_t g0, int64_t g1) {
-    std::vector<float> scores(std::min(T, kRows) * group * context_len), tops(std::min(T, kRows) * group);
-    for (int64_t g = g0; g < g1; ++g) {
-      const float* keys = pool.k + g * head_stride;
-      const float* values = pool.v + g * head_stride;
-      for (int64_t t0 = 0; t0 < T; t0 += kRows) {
-        const int64_t items = std::min(kRows, T - t0) * group;  // item i: row t0 + i / group
-        const auto seen = [&](int64_t i) { return context_len - T + t0 + i / group + 1; };
-        const auto head = [&](int64_t i) { return (t0 + i / group) * H + g * group + i % group; };  // t H + h
-        std::fill(tops.begin(), tops.end(), -INFINITY);
-        for (int64_t start = 0; start < seen(items - 1); start += bs) {
-          const float* block = keys + ids[start / bs] * bs * D;
-          for (int64_t i = 0; i < items; ++i) {
-            const float* qv = q + head(i) * D;
-            float* row = scores.data() + i * context_len;
-            const float* key = block;
-            for (int64_t j = start; j < std::min(seen(i), start + bs); ++j, key += D) {
-              row[j] = static_cast<float>(scale) * dot(qv, key, D);
-              tops[i] = std::max(tops[i], row[j]);
-            }
-          }
-        }
-        for (int64_t i = 0; i < items; ++i) {
-          float* row = scores.data() + i * context_len;
-          const float total = exp_shifted(row, seen(i), tops[i]);
-          for (int64_t j = 0; j < seen(i); ++j) row[j] /= total;
-          std::fill(out + head(i) * D, out + head(i) * D + D, 0.f);
-        }
-        for (int64_t start = 0; start < seen(items - 1); start += bs) {
-          const float* block = values + ids[start / bs] * bs * D;
-          for (int64_t i = 0; i < items; ++i) {
-            const int64_t end = std::min(seen(i), start + bs);
-            if (end > start) weigh_block(scores.data() + i * context_len, start, end, block, D, out + head(i) * D);
-          }
+  at::parallel_for(0, T * H, 1, [&](int64_t first, int64_t last) {
+    std::vector<float> scores(context_len);
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t t = item / H, h = item % H;
+      const int64_t seen = context_len - T + t + 1;
+      const float* keys = pool.k + (h / group) * head_stride;
+      const float* values = pool.v + (h / group) * head_stride;
+      const float* qv = q + (t * H + h) * D;
+      // Keys and values are read block by block: position j is row j % bs of block ids[j / bs].
+      float top = -INFINITY;
+      for (int64_t start = 0; start < seen; start += bs) {
+        const float* key = keys + ids[start / bs] * bs * D;
+        for (int64_t j = start; j < std::min(seen, start + bs); ++j, key += D) {
+          scores[j] = static_cast<float>(scale) * dot(qv, key, D);
+          top = std::max(top, scores[j]);
         }
       }
+      const float total = exp_shifted(scores.data(), seen, top);
+      for (int64_t j = 0; j < seen; ++j) scores[j] /= total;
+      weigh_values(scores.data(), seen, values, ids, bs, D, out + (t * H + h) * D);
     }
   });
 }
