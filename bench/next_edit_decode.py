@@ -274,7 +274,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--weights",
         default="auto",
-        help="how the CPU holds the weights: auto (as the daemon), float32, float16, q4_1",
+        help="how the CPU holds the weights: auto (as the daemon), float32, float16, q4_1, q4_1_q8",
     )
     parser.add_argument("--kv-cache-mb", type=float, default=float(DEFAULT_KV_CACHE_MB), help="KV pool size")
     args = parser.parse_args(argv)

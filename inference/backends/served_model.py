@@ -32,5 +32,5 @@ class ServedModel:
     # Whether Prefill computes prompts ahead of completions. A remote engine could not pre-empt a
     # prefill for a completion (nor keep it at the lowest priority), so there Prefill is skipped.
     prefills: bool = True
-    # How the CPU holds the target's weights (`--weights`: float32, float16, q4_1), None elsewhere.
+    # How the CPU holds the target's weights (`--weights`: float32, float16, q4_1, q4_1_q8), None elsewhere.
     weights: str | None = None

@@ -6,6 +6,8 @@ call of that sequence alone, so batching sequences does not change any sequence'
 
 from __future__ import annotations
 
+import sys
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -37,6 +39,9 @@ def causal_mask(
 GROUPED_QUERY_MAX_TOKENS = 32
 # Up to this many new rows of a sequence, the CPU kernel (when on) beats SDPA's per-call overhead.
 KERNEL_MAX_TOKENS = 4
+# Every row by the kernel, whatever the rows of the call: a row's attention then does not depend on
+# how many rows it came with (set for the forms whose rows must be bit-identical, `ROW_EXACT_FORMS`).
+ALL_ROWS = sys.maxsize
 
 
 def paged_attention(
@@ -47,20 +52,23 @@ def paged_attention(
     scale: float,
     sliding_window: int | None = None,
     kernel: bool = False,
+    kernel_rows: int = KERNEL_MAX_TOKENS,
 ) -> torch.Tensor:
     """Attention of new queries q (T, H, D) over their sequences' cached keys and values; returns (T, H, D).
 
     Each sequence's rows attend only over its own blocks, with the same kernel calls as in a call of
     that sequence alone, so batching sequences does not change any sequence's attention output.
-    kernel: a sequence of at most KERNEL_MAX_TOKENS new rows (float32, CPU, no sliding window) is
+    kernel: a sequence of at most `kernel_rows` new rows (float32, CPU, no sliding window) is
     attended by the kernels (kernels/attention.h), reading its blocks in place, instead of SDPA.
     """
     if len(meta.spans) == 1:
-        return span_attention(q, k_cache, v_cache, meta.spans[0], scale, sliding_window, kernel)
+        return span_attention(q, k_cache, v_cache, meta.spans[0], scale, sliding_window, kernel, kernel_rows)
     outputs, row = [], 0
     for span in meta.spans:
         outputs.append(
-            span_attention(q[row : row + span.rows], k_cache, v_cache, span, scale, sliding_window, kernel)
+            span_attention(
+                q[row : row + span.rows], k_cache, v_cache, span, scale, sliding_window, kernel, kernel_rows
+            )
         )
         row += span.rows
     return torch.cat(outputs)  # (T, H, D)
@@ -74,10 +82,11 @@ def span_attention(
     scale: float,
     sliding_window: int | None = None,
     kernel: bool = False,
+    kernel_rows: int = KERNEL_MAX_TOKENS,
 ) -> torch.Tensor:
     """Attention of one sequence's new queries q (T, H, D) over its cached keys and values: (T, H, D)."""
     num_new, num_heads, head_dim = q.shape
-    if kernel and num_new <= KERNEL_MAX_TOKENS and sliding_window is None and k_cache.dtype == q.dtype:
+    if kernel and num_new <= kernel_rows and sliding_window is None and k_cache.dtype == q.dtype:
         return torch.ops.codedraft_cpu.paged_attention(
             q, k_cache, v_cache, span.block_table, span.context_len, scale
         )
@@ -146,8 +155,10 @@ class Attention(nn.Module):
         self.v_proj = nn.Linear(hidden, kv_size, bias=qkv_bias)
         self.o_proj = nn.Linear(q_size, hidden, bias=o_bias)
         self.split_sizes = (q_size, kv_size, kv_size)
-        # Set with the q4_1 weights form (CPU, float32): few-row attention by kernels/attention.h.
+        # Set with the q4_1 weights forms (CPU, float32): few-row attention by kernels/attention.h,
+        # up to kernel_rows new rows of a sequence.
         self.kernel = False
+        self.kernel_rows = KERNEL_MAX_TOKENS
         # Set by fuse_projections: q|k|v from one matrix product (q/k/v_proj are then dropped).
         self.qkv_proj: nn.Module | None = None
         self.q_norm: RMSNorm | None = None
@@ -177,7 +188,7 @@ class Attention(nn.Module):
             qkv = self.qkv_proj(hidden).view(num_new, heads + 2 * kv_heads, self.head_dim)  # (T, H+2KvH, D)
             if (
                 self.kernel
-                and num_new <= KERNEL_MAX_TOKENS
+                and num_new <= self.kernel_rows
                 and self.sliding_window is None
                 and len(meta.spans) == 1
             ):
@@ -211,6 +222,6 @@ class Attention(nn.Module):
             q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         write_kv(k_cache, v_cache, k, v, meta.slot_mapping)
         out = paged_attention(
-            q, k_cache, v_cache, meta, self.scale, self.sliding_window, self.kernel
+            q, k_cache, v_cache, meta, self.scale, self.sliding_window, self.kernel, self.kernel_rows
         )  # (T, H, D)
         return self.o_proj(out.reshape(num_new, self.num_heads * self.head_dim))

@@ -51,14 +51,18 @@ def quantize_q4_1(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tor
     return packed.reshape(weight.shape[0], -1).contiguous(), scale.half(), low.half()
 
 
-def dequantize_q4_1(codes: torch.Tensor, scales: torch.Tensor, minimums: torch.Tensor) -> torch.Tensor:
-    """The float32 weights (out, in) that `quantize_q4_1`'s output stands for."""
-    pairs = codes.reshape(*scales.shape, 8, 2)
+def q4_1_codes(codes: torch.Tensor, blocks: int) -> torch.Tensor:
+    """`quantize_q4_1`'s packed codes as one code a byte in weight order, uint8 (out, blocks, 32)."""
+    pairs = codes.reshape(codes.shape[0], blocks, 8, 2)
     low, high = pairs & 0x0F, pairs >> 4
     order = torch.stack([low[..., 0], low[..., 1], high[..., 0], high[..., 1]], -2)  # (.., 4, 8)
-    values = (
-        order.reshape(*scales.shape, BLOCK).float() * scales.float()[..., None] + minimums.float()[..., None]
-    )
+    return order.reshape(codes.shape[0], blocks, BLOCK)
+
+
+def dequantize_q4_1(codes: torch.Tensor, scales: torch.Tensor, minimums: torch.Tensor) -> torch.Tensor:
+    """The float32 weights (out, in) that `quantize_q4_1`'s output stands for."""
+    order = q4_1_codes(codes, scales.shape[1])
+    values = order.float() * scales.float()[..., None] + minimums.float()[..., None]
     return values.reshape(scales.shape[0], -1)
 
 

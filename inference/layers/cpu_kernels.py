@@ -1,11 +1,11 @@
 """Builds and loads `kernels/` (`library.cpp` and the headers it includes), the CPU kernels of the
-q4_1 weights form, as `torch.ops.codedraft_cpu`.
+q4_1 and q4_1_q8 weights forms, as `torch.ops.codedraft_cpu`.
 
 The source is compiled on first use with the system's C++ compiler (`$CXX`, else `c++`) against the
-installed torch, for this CPU (`-march=native`), into `~/.cache/codedraft/kernels` (or
-`$CODEDRAFT_KERNEL_CACHE`), named by a hash of everything that shapes the binary, so later
-processes load it at once: the compile is paid once per machine and torch version (figures:
-docs/benchmarks.md).
+installed torch, for this CPU (`-march=native`: AVX2 and AVX-512 VNNI where it has them, plain loops
+elsewhere), into `~/.cache/codedraft/kernels` (or `$CODEDRAFT_KERNEL_CACHE`), named by a hash of
+everything that shapes the binary, so later processes load it at once: the compile is paid once per
+machine and torch version (figures: docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ import torch
 
 SOURCES = Path(__file__).with_name("kernels")
 SOURCE = SOURCES / "library.cpp"
-_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++20", "-w")
+# -ffp-contract=off: `a * b + c` written in C++ rounds twice, as the same arithmetic in torch does
+# (the rotary of `rotate_store_attend` against `rotary.apply_rotary`); fused multiply-adds only where
+# the intrinsics ask for them.
+_FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fopenmp", "-shared", "-fPIC", "-std=c++20", "-w")
 _lock = threading.Lock()
 _loaded: Path | None = None
 

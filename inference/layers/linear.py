@@ -1,4 +1,4 @@
-"""How the projections of a loaded model store their weights on the CPU: `--weights float32|float16|q4_1`.
+"""How the projections of a loaded model store their weights on the CPU: `--weights`, one of the forms below.
 
 A model is built with `nn.Linear` (so Hugging Face state dicts load by name) and then packed once:
 every `nn.Linear` is swapped for one of the modules below, all computing y = x W^T + b on (T, in).
@@ -17,8 +17,14 @@ every `nn.Linear` is swapped for one of the modules below, all computing y = x W
   float32 activations and sums; the norms, few-row attention and whole few-row layer steps use them
   too. For a GGUF file stored in Q4_1 / Q8_0 these are exactly the weights the float32 form holds, at
   a sixth (Q4_1) of the bytes per token. A linear whose width is not a multiple of 32 stays float16.
+* q4_1_q8: q4_1's weights, but the block products quantize each row of x to 8 bits per block of 32
+  (as llama.cpp's Q4_1 x Q8_1 and Q8_0 x Q8_0) and sum the codes' products in integers
+  (`inference.layers.int8_activation_linear`): several rows cost much less than in q4_1 (speculative
+  verification, prompts), at the price of 8-bit activations, so its outputs are not q4_1's. Every
+  row goes through the same arithmetic whatever the other rows of its call: within the form a cache
+  hit equals a miss and verification equals plain decoding bit for bit.
 
-No int8-activation form: the maintained int8 and int4 kernels at hand either quantize the
+No other int8-activation form: the maintained int8 and int4 kernels at hand either quantize the
 activations too, one scale per call (fbgemm's `linear_dynamic`: greedy completions leave float32's
 within a few tokens, and a row's output depends on the other rows of its call, so a cache hit would
 not equal a miss), or are slower than float16 on AVX2 without VNNI (`_weight_int8pack_mm`,
@@ -35,11 +41,16 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from inference.layers.block_linear import block_quantizable, pack_block_linear
+from inference.layers.block_linear import Q4_1Linear, Q8_0Linear, block_quantizable, pack_block_linear
+from inference.layers.int8_activation_linear import Q4_1Q8Linear, Q8_0Q8Linear
 
-WEIGHT_FORMATS = ("float32", "float16", "q4_1")
+WEIGHT_FORMATS = ("float32", "float16", "q4_1", "q4_1_q8")
 # The forms served by this project's kernels (`kernels/`), which also normalise with them.
-KERNEL_FORMS = frozenset({"q4_1"})
+KERNEL_FORMS = frozenset({"q4_1", "q4_1_q8"})
+# The forms whose rows must come out bit-identical whatever the other rows of a call: with 8-bit
+# activations a last-bit difference upstream (SDPA against the kernels' attention) can move a code
+# and so the output, so every row of these goes through the same kernels (attention included).
+ROW_EXACT_FORMS = frozenset({"q4_1_q8"})
 # The linear that gives the logits: kept at 8 bits in the q4_1 form unless 4 hold it exactly.
 OUTPUT_PROJECTION = "lm_head"
 
@@ -85,10 +96,18 @@ def _block_packer(linear: nn.Linear, name: str) -> nn.Module:
     return pack_block_linear(linear, output=name == OUTPUT_PROJECTION)
 
 
+def _int8_activation_packer(linear: nn.Linear, name: str) -> nn.Module:
+    packed = _block_packer(linear, name)
+    if isinstance(packed, Q4_1Linear):
+        return Q4_1Q8Linear(packed)
+    return Q8_0Q8Linear(packed) if isinstance(packed, Q8_0Linear) else packed
+
+
 _PACKERS: dict[str, Callable[[nn.Linear, str], nn.Module]] = {
     "float32": lambda linear, _name: TransposedLinear(linear),
     "float16": lambda linear, _name: Float16Linear(linear),
     "q4_1": _block_packer,
+    "q4_1_q8": _int8_activation_packer,
 }
 
 

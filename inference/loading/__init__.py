@@ -30,7 +30,7 @@ def load_model(
 
     memory_limit_bytes: memory the weights may use (default: what the device has free); a checkpoint
     that needs more is refused before anything is loaded.
-    weights: float32 | float16 | q4_1, how the projections are stored for serving on the CPU (see
+    weights: float32 | float16 | q4_1 | q4_1_q8, how the projections are stored for serving on the CPU (see
     `inference.layers.linear`; the packed forms need the CPU and float32); auto: the CPU default (see
     `resolve_weights`); None keeps the checkpoint's own layout (plain `nn.Linear`s), for code that
     reads the weights.

@@ -30,7 +30,7 @@ def load_gguf_model(
     weights: str | None = None,
 ) -> LoadedModel:
     """Load the GGUF file at `path`, its weights dequantized to `dtype` (default per device) on `device`
-    and stored in `weights` form (float32 | float16 | q4_1 | auto, see `inference.layers.linear` and
+    and stored in `weights` form (float32 | float16 | q4_1 | q4_1_q8 | auto, see `inference.layers.linear` and
     `resolve_weights`; None: plain `nn.Linear`s).
 
     Everything is checked (architecture, tensor types, memory) before any weight is dequantized.

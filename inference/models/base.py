@@ -12,10 +12,10 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from inference.layers.attention import KERNEL_MAX_TOKENS, Attention
+from inference.layers.attention import ALL_ROWS, KERNEL_MAX_TOKENS, Attention
 from inference.models.decoder_layer import DecoderLayer, FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
-from inference.layers.linear import KERNEL_FORMS, pack_linears
+from inference.layers.linear import KERNEL_FORMS, ROW_EXACT_FORMS, pack_linears
 from inference.layers.mlp import SwiGLU
 from inference.layers.norm import RMSNorm
 from inference.layers.rotary import RotaryEmbedding
@@ -73,6 +73,8 @@ class CausalLM(nn.Module):
             for module in self.modules():
                 if isinstance(module, (RMSNorm, Attention)):
                     module.kernel = True
+                if isinstance(module, Attention) and weights in ROW_EXACT_FORMS:
+                    module.kernel_rows = ALL_ROWS
             for layer in self.model.layers:
                 if isinstance(layer, DecoderLayer):
                     layer.fused = FusedDecoderStep.of(layer)

@@ -1,6 +1,6 @@
-"""The decoder layer, and its few-row step as one kernel call (the q4_1 form's fast path for decoding).
+"""The decoder layer, and its few-row step as one kernel call (the q4_1 forms' fast path for decoding).
 
-With the q4_1 weights form, a decode step of a Llama-layout layer (fused q|k|v and gate|up, all four
+With the q4_1 or q4_1_q8 weights form, a decode step of a Llama-layout layer (fused q|k|v and gate|up, all four
 products in Q4_1 blocks without biases, no q/k norms, no sliding window) runs its norms, products,
 RoPE, K/V write and attention as `torch.ops.codedraft_cpu.decoder_layer`: the same kernels and ATen
 operations as the layer's modules, without the Python between them (about 15 module and operator
@@ -12,8 +12,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from inference.layers.attention import KERNEL_MAX_TOKENS, Attention
+from inference.layers.attention import Attention
 from inference.layers.block_linear import FEW_ROWS, Q4_1Linear
+from inference.layers.int8_activation_linear import Q4_1Q8Linear
 from inference.layers.mlp import SwiGLU
 from inference.layers.norm import RMSNorm
 from inference.layers.paged_kv import AttentionMetadata
@@ -31,7 +32,7 @@ class DecoderLayer(nn.Module):
         self.mlp = SwiGLU(config.hidden_size, config.intermediate_size, bias=mlp_bias)
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
-        # Set with the q4_1 weights form where the layer qualifies: its few-row step in one kernel call.
+        # Set with the q4_1 weights forms where the layer qualifies: its few-row step in one kernel call.
         self.fused: FusedDecoderStep | None = None
 
     def forward(
@@ -44,7 +45,8 @@ class DecoderLayer(nn.Module):
         meta: AttentionMetadata,
     ) -> torch.Tensor:
         """hidden (T, hidden_size) -> (T, hidden_size)."""
-        if self.fused is not None and hidden.shape[0] <= KERNEL_MAX_TOKENS and len(meta.spans) == 1:
+        rows = hidden.shape[0]
+        if self.fused is not None and rows <= self.self_attn.kernel_rows and len(meta.spans) == 1:
             return self.fused(hidden, cos, sin, k_cache, v_cache, meta)
         hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
         return hidden + self.mlp(self.post_attention_layernorm(hidden))
@@ -53,21 +55,25 @@ class DecoderLayer(nn.Module):
 class FusedDecoderStep:
     """Holds one layer's tensors for `decoder_layer`; built by `of` when the layer qualifies."""
 
-    def __init__(self, layer: DecoderLayer, projections: list[Q4_1Linear]) -> None:
+    def __init__(self, layer: DecoderLayer, projections: list[Q4_1Linear] | list[Q4_1Q8Linear]) -> None:
         attention = layer.self_attn
         self.input_norm = layer.input_layernorm.weight.detach()
         self.post_norm = layer.post_attention_layernorm.weight.detach()
         self.eps = float(layer.input_layernorm.eps)
         self.heads, self.scale = attention.num_heads, float(attention.scale)
         self.weights = [t for p in projections for t in (p.codes, p.scales, p.minimums)]
-        self.step = torch.ops.codedraft_cpu.decoder_layer.default
+        int8 = isinstance(projections[0], Q4_1Q8Linear)
+        kernels = torch.ops.codedraft_cpu
+        self.step = kernels.decoder_layer_q8.default if int8 else kernels.decoder_layer.default
 
     @classmethod
     def of(cls, layer: DecoderLayer) -> FusedDecoderStep | None:
         """The fused step of a packed `DecoderLayer`, or None when it does not qualify."""
         attention, mlp = layer.self_attn, layer.mlp
         candidates = [attention.qkv_proj, attention.o_proj, mlp.gate_up_proj, mlp.down_proj]
-        projections = [p for p in candidates if isinstance(p, Q4_1Linear)]
+        projections: list[Q4_1Linear] | list[Q4_1Q8Linear] = [p for p in candidates if isinstance(p, Q4_1Linear)]
+        if not projections:
+            projections = [p for p in candidates if isinstance(p, Q4_1Q8Linear)]
         norms = (layer.input_layernorm, layer.post_attention_layernorm)
         qualifies = (
             len(projections) == len(candidates)

@@ -1,9 +1,10 @@
-// The CPU kernels of the q4_1 weights form (inference/layers/block_linear.py, norm.py, attention.py),
-// registered as torch.ops.codedraft_cpu. Built and loaded by inference/layers/cpu_kernels.py.
+// The CPU kernels of the q4_1 and q4_1_q8 weights forms (inference/layers/block_linear.py,
+// int8_activation_linear.py, norm.py, attention.py), registered as torch.ops.codedraft_cpu. Built and loaded by inference/layers/cpu_kernels.py.
 #include <torch/library.h>
 
 #include "attention.h"
 #include "block_products.h"
+#include "int8_products.h"
 
 namespace codedraft {
 namespace {
@@ -11,6 +12,15 @@ namespace {
 at::Tensor q4_1_linear(const at::Tensor& x, const at::Tensor& q, const at::Tensor& d, const at::Tensor& m,
                        int64_t few) {
   return linear<Q4_1>(x, q, d, m, few);
+}
+
+at::Tensor q4_1_q8_linear(const at::Tensor& x, const at::Tensor& q, const at::Tensor& d, const at::Tensor& m,
+                          int64_t few) {
+  return int8_product<Nibbles>(x, q, d, m);  // one path for every number of rows: `few` only keeps the schema
+}
+
+at::Tensor q8_0_q8_linear(const at::Tensor& x, const at::Tensor& q, const at::Tensor& d) {
+  return int8_product<Bytes>(x, q, d, std::nullopt);
 }
 
 at::Tensor q8_0_linear(const at::Tensor& x, const at::Tensor& q, const at::Tensor& d, int64_t few) {
@@ -107,9 +117,11 @@ at::Tensor rms_norm(const at::Tensor& x_in, const at::Tensor& weight, double eps
 }
 
 // One Llama decoder layer for a sequence's few new rows, its four products in Q4_1 blocks without
-// biases (`weights`: the codes, scales and minimums of q|k|v, o, gate|up and down, in that order):
+// biases (`weights`: the codes, scales and minimums of q|k|v, o, gate|up and down, in that order, as
+// `Product` takes them: q4_1_linear, or q4_1_q8_linear with its packed layout):
 //   h = hidden + o(rotate_store_attend(qkv(rms_norm(hidden))));  returns h + down(silu(gate) * up)
 // of rms_norm(h). The same kernels and ATen operations as the layer's modules, in one call.
+template <at::Tensor (*Product)(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t)>
 at::Tensor decoder_layer(const at::Tensor& hidden, const at::Tensor& input_norm, const at::Tensor& post_norm,
                          double eps, at::TensorList weights, const at::Tensor& cos, const at::Tensor& sin,
                          const at::Tensor& k_cache, const at::Tensor& v_cache, const at::Tensor& slots,
@@ -119,7 +131,7 @@ at::Tensor decoder_layer(const at::Tensor& hidden, const at::Tensor& input_norm,
   TORCH_CHECK(hidden.dim() == 2 && k_cache.dim() == 4, "hidden must be (T, hidden), the pool 4-D");
   const int64_t T = hidden.size(0), kv_heads = k_cache.size(0), head_dim = k_cache.size(3);
   const auto product = [&](const at::Tensor& x, size_t i) {
-    return q4_1_linear(x, weights[i], weights[i + 1], weights[i + 2], few);
+    return Product(x, weights[i], weights[i + 1], weights[i + 2], few);
   };
   const at::Tensor qkv = product(rms_norm(hidden, input_norm, eps), 0).view({T, heads + 2 * kv_heads, head_dim});
   const at::Tensor attended =
@@ -135,6 +147,8 @@ at::Tensor decoder_layer(const at::Tensor& hidden, const at::Tensor& input_norm,
 
 TORCH_LIBRARY(codedraft_cpu, lib) {
   lib.def("q4_1_linear(Tensor x, Tensor q, Tensor d, Tensor m, int few) -> Tensor", &codedraft::q4_1_linear);
+  lib.def("q4_1_q8_linear(Tensor x, Tensor q, Tensor d, Tensor m, int few) -> Tensor", &codedraft::q4_1_q8_linear);
+  lib.def("q8_0_q8_linear(Tensor x, Tensor q, Tensor d) -> Tensor", &codedraft::q8_0_q8_linear);
   lib.def("q8_0_linear(Tensor x, Tensor q, Tensor d, int few) -> Tensor", &codedraft::q8_0_linear);
   lib.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor", &codedraft::rms_norm);
   lib.def("paged_attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, int context_len, "
@@ -145,5 +159,9 @@ TORCH_LIBRARY(codedraft_cpu, lib) {
   lib.def("decoder_layer(Tensor hidden, Tensor input_norm, Tensor post_norm, float eps, Tensor[] weights, "
           "Tensor cos, Tensor sin, Tensor(a!) k_cache, Tensor(b!) v_cache, Tensor slots, Tensor block_table, "
           "int context_len, int heads, float scale, int few) -> Tensor",
-          &codedraft::decoder_layer);
+          &codedraft::decoder_layer<codedraft::q4_1_linear>);
+  lib.def("decoder_layer_q8(Tensor hidden, Tensor input_norm, Tensor post_norm, float eps, Tensor[] weights, "
+          "Tensor cos, Tensor sin, Tensor(a!) k_cache, Tensor(b!) v_cache, Tensor slots, Tensor block_table, "
+          "int context_len, int heads, float scale, int few) -> Tensor",
+          &codedraft::decoder_layer<codedraft::q4_1_q8_linear>);
 }

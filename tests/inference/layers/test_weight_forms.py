@@ -9,7 +9,11 @@ import pytest
 import torch
 from torch import nn
 
+from inference.config import SamplingParams, SpecMode
+from inference.engine.sequence import Request
+from inference.layers.attention import KERNEL_MAX_TOKENS
 from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
+from inference.layers.int8_activation_linear import Q4_1Q8Linear, Q8_0Q8Linear
 from inference.layers.linear import (
     WEIGHT_FORMATS,
     Float16Linear,
@@ -21,7 +25,13 @@ from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.loading import ModelLoadError, load_model, resolve_weights
 from tests.fixtures.devices import on_cuda
 from tests.fixtures.tiny_models import make_tiny_checkpoint
-from tests.inference.engine.engine_helpers import assert_cache_hit_and_speculation_exact, one_torch_thread
+from tests.inference.engine.engine_helpers import (
+    PROMPTS,
+    assert_cache_hit_and_speculation_exact,
+    make_engine,
+    one_torch_thread,
+    run_all,
+)
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -73,6 +83,11 @@ def test_packing_replaces_every_linear_and_copies_a_tied_head(tmp_path: Path) ->
         assert packed.model.parameter_count == count
     # Float weights: the projections in 4 bits, the output projection in 8 (neither holds them exactly).
     assert isinstance(packed.model.model.layers[0].mlp.down_proj, Q4_1Linear)
+    # 8-bit activations: the same blocks repacked, Q4_1 and Q8_0 (the output projection).
+    int8 = load_model(directory, device="cpu", weights="q4_1_q8").model
+    assert isinstance(int8.lm_head, Q8_0Q8Linear)
+    assert isinstance(int8.model.layers[0].mlp.down_proj, Q4_1Q8Linear)
+    assert int8.parameter_count == count
 
 
 def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
@@ -95,6 +110,8 @@ def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
         ("qwen3", "float16", "cpu"),
         ("llama", "q4_1", "cpu"),
         ("qwen3", "q4_1", "cpu"),
+        ("llama", "q4_1_q8", "cpu"),
+        ("qwen3", "q4_1_q8", "cpu"),
         # On a GPU: the checkpoint's layout in bfloat16 (what `auto` serves there) and float32's.
         on_cuda("llama", "auto", "cuda"),
         on_cuda("qwen3", "auto", "cuda"),
@@ -111,9 +128,10 @@ def test_cache_hit_and_speculation_are_exact_in_each_form(
     assert_cache_hit_and_speculation_exact(model)
 
 
-def test_the_fused_decode_step_equals_the_layer_modules(tmp_path: Path) -> None:
+@pytest.mark.parametrize("weights", ["q4_1", "q4_1_q8"])
+def test_the_fused_decode_step_equals_the_layer_modules(weights: str, tmp_path: Path) -> None:
     make_tiny_checkpoint(tmp_path / "llama", "llama", tie_word_embeddings=True)
-    model = load_model(tmp_path / "llama", device="cpu", weights="q4_1").model
+    model = load_model(tmp_path / "llama", device="cpu", weights=weights).model
     layers = list(model.model.layers)
     assert all(layer.fused is not None for layer in layers)
     config = model.config
@@ -131,7 +149,31 @@ def test_the_fused_decode_step_equals_the_layer_modules(tmp_path: Path) -> None:
     torch.testing.assert_close((kv.k[1], kv.v[1]), (k, v), rtol=1e-6, atol=1e-6)
 
 
-def test_layers_with_q_k_norms_keep_their_modules(tmp_path: Path) -> None:
+@pytest.mark.parametrize("weights", ["q4_1", "q4_1_q8"])
+def test_layers_with_q_k_norms_keep_their_modules(weights: str, tmp_path: Path) -> None:
     make_tiny_checkpoint(tmp_path / "qwen3", "qwen3", tie_word_embeddings=True)
-    model = load_model(tmp_path / "qwen3", device="cpu", weights="q4_1").model
+    model = load_model(tmp_path / "qwen3", device="cpu", weights=weights).model
     assert all(layer.fused is None for layer in model.model.layers)
+
+
+def test_with_8_bit_activations_every_logit_is_bit_identical_however_it_was_batched(tmp_path: Path) -> None:
+    # q4_1_q8 rounds activations to 8 bits: a last-bit difference anywhere could move a code, so a
+    # prompt's rows, a cache hit's single row and a verification's rows must all equal plain decoding's.
+    make_tiny_checkpoint(tmp_path / "llama", "llama", tie_word_embeddings=True)
+    model = load_model(tmp_path / "llama", device="cpu", weights="q4_1_q8")
+    ids = model.tokenizer.encode(PROMPTS[2])
+    assert len(ids) > KERNEL_MAX_TOKENS
+
+    def request(name: str, mode: SpecMode) -> Request:
+        sampling = SamplingParams(max_tokens=24, ignore_eos=True)
+        return Request(name, prompt_token_ids=ids, sampling=sampling, spec_mode=mode)
+
+    cold = run_all(make_engine(model, enable_prefix_cache=False), [request("cold", SpecMode.OFF)])["cold"]
+    engine = make_engine(model)
+    run_all(engine, [request("first", SpecMode.OFF)])
+    hit = run_all(engine, [request("hit", SpecMode.OFF)])["hit"]
+    spec = run_all(engine, [request("spec", SpecMode.NGRAM)])["spec"]
+    assert spec.metrics.spec_accepted > 0
+    for run in (hit, spec):
+        assert run.token_ids == cold.token_ids
+        assert all(torch.equal(a, b) for a, b in zip(run.logits, cold.logits, strict=True))
