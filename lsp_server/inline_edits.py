@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from lsp_server.completion.at_position import MAX_DOCUMENT_CHARS
 from lsp_server.daemon_supervisor import RequestRejected
 from lsp_server.next_edit.pending import PendingEdit, position_of
 from lsp_server.server import CodedraftServer
@@ -38,6 +39,9 @@ async def predicted_edits(ls: CodedraftServer, uri: str, line: int, column: int)
     when the server stays quiet); a daemon that cannot answer means no edits, never an error."""
     document = ls.open_document(uri)
     if document is None:
+        return []
+    if len(document.source) > MAX_DOCUMENT_CHARS:  # bounded as completions are
+        ls.status.update(suppressed=f"next edit: the document is larger than {MAX_DOCUMENT_CHARS} characters")
         return []
     lines = document.source.count("\n") + 1
     if line >= lines:
