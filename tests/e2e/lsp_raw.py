@@ -22,18 +22,18 @@ def frame(message: dict[str, Any] | bytes) -> bytes:
 
 
 class RawClient:
-    """Writes bytes to the server's stdin; collects what it answers, with the time each arrived."""
+    """Writes bytes to the server (its stdin or a TCP connection); collects what it answers, with the
+    time each arrived."""
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
+    def __init__(self, stdout: asyncio.StreamReader, stdin: asyncio.StreamWriter) -> None:
+        self.stdout, self.stdin = stdout, stdin
         self.received: list[tuple[float, dict[str, Any]]] = []
         self._taken: set[int] = set()
         self.server_capabilities: dict[str, Any] = {}
         self._reader = asyncio.ensure_future(self._read())
 
     async def _read(self) -> None:
-        stdout = self.process.stdout
-        assert stdout is not None
+        stdout = self.stdout
         while True:
             length = 0
             while (line := await stdout.readline()) not in (b"\r\n", b""):
@@ -45,10 +45,8 @@ class RawClient:
 
     async def send(self, data: dict[str, Any] | bytes, raw: bool = False) -> None:
         """Sends ``data`` framed (or, with ``raw``, bytes exactly as given)."""
-        stdin = self.process.stdin
-        assert stdin is not None
-        stdin.write(data if raw and isinstance(data, bytes) else frame(data))
-        await stdin.drain()
+        self.stdin.write(data if raw and isinstance(data, bytes) else frame(data))
+        await self.stdin.drain()
 
     async def answer(self, msg_id: int | str | None, timeout: float = 30.0) -> dict[str, Any]:
         """The response to ``msg_id`` (None: the next error response without an id)."""
@@ -81,10 +79,20 @@ class RawClient:
         return time.monotonic() - start
 
 
+async def _initialized(client: RawClient, workspace: Path, capabilities: dict[str, Any]) -> None:
+    initialized = await client.request(
+        1, "initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": capabilities}, 60
+    )
+    client.server_capabilities = initialized["result"]["capabilities"]
+    await client.notify("initialized", {})
+
+
 @contextlib.asynccontextmanager
-async def raw_lsp(private_dir: Path, capabilities: dict[str, Any]) -> AsyncIterator[RawClient]:
+async def raw_lsp(
+    private_dir: Path, capabilities: dict[str, Any], tcp_port: int | None = None
+) -> AsyncIterator[RawClient]:
     """``codedraft lsp`` with no daemon for the workspace ``private_dir/ws``, initialized with
-    ``capabilities``; its log in ``private_dir/lsp.log``."""
+    ``capabilities``, over stdio (or on ``tcp_port``); its log in ``private_dir/lsp.log``."""
     workspace = private_dir / "ws"
     workspace.mkdir(exist_ok=True)
     (private_dir / "run").mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -93,27 +101,26 @@ async def raw_lsp(private_dir: Path, capabilities: dict[str, Any]) -> AsyncItera
         "XDG_CACHE_HOME": str(private_dir / "cache"),
         "XDG_RUNTIME_DIR": str(private_dir / "run"),
     }
+    tcp = ["--tcp", str(tcp_port)] if tcp_port is not None else []
     process = await asyncio.create_subprocess_exec(
         CODEDRAFT,
         "lsp",
         "--daemon",
         f"unix:{private_dir}/none.sock",
+        *tcp,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=(private_dir / "lsp.log").open("wb"),
         env=env,
         limit=1 << 26,
     )
-    client = RawClient(process)
+    if tcp_port is None:
+        assert process.stdout is not None and process.stdin is not None
+        client = RawClient(process.stdout, process.stdin)
+    else:
+        client = RawClient(*await _connect(tcp_port))
     try:
-        initialized = await client.request(
-            1,
-            "initialize",
-            {"processId": None, "rootUri": workspace.as_uri(), "capabilities": capabilities},
-            60,
-        )
-        client.server_capabilities = initialized["result"]["capabilities"]
-        await client.notify("initialized", {})
+        await _initialized(client, workspace, capabilities)
         yield client
     finally:
         with contextlib.suppress(Exception):
@@ -124,3 +131,14 @@ async def raw_lsp(private_dir: Path, capabilities: dict[str, Any]) -> AsyncItera
             process.kill()
             await process.wait()
         client._reader.cancel()
+
+
+async def _connect(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return await asyncio.open_connection("127.0.0.1", port, limit=1 << 26)
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)

@@ -73,6 +73,14 @@ async def test_a_bad_frame_gets_an_error_and_loses_only_itself(tmp_path: Path, c
         assert await client.alive(3) < 5
 
 
+async def test_over_tcp_bad_frames_get_the_same_errors(tmp_path: Path, unused_tcp_port: int) -> None:
+    async with raw_lsp(tmp_path, {}, tcp_port=unused_tcp_port) as client:
+        for number, (sent, code, message) in enumerate(FRAME_CASES.values(), start=2):
+            await client.send(sent, raw=True)
+            assert await client.alive(number) < 5
+            assert (await client.answer(None))["error"] == {"code": code, "message": message}
+
+
 async def test_bytes_that_are_no_message_are_skipped(tmp_path: Path) -> None:
     async with raw_lsp(tmp_path, {}) as client:
         await client.send(b"garbage\r\n\r\nmore garbage", raw=True)
