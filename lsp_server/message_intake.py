@@ -6,6 +6,8 @@ body that is not JSON gets ParseError (-32700), a message that is no JSON-RPC re
 InvalidRequest (-32600), and a request whose params do not fit InvalidParams (-32602) naming the
 field, with the request's id where it has one. A notification cannot be answered: it is logged, and a
 dropped document change is shown to the user (the server's copy of that document no longer matches).
+Lone surrogates, which JSON's ``\\uD800`` escapes carry and UTF-8 (so protobuf, so the daemon) cannot,
+become U+FFFD here, once for every path behind: one UTF-16 unit for one, so every position stays.
 The frames come from :class:`~lsp_server.message_frames.FrameReader`, the server's only reader of
 the stream, over stdio and TCP alike.
 """
@@ -35,6 +37,9 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 _CHUNK_BYTES = 1 << 20
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A body holding this may hold a lone surrogate (a pair decodes to one character, a lone one not)."""
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class BadMessage(Exception):
@@ -67,6 +72,17 @@ def _params_problem(error: BaseException) -> str:
     return str(cause or error)
 
 
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _without_lone_surrogates(item) for key, item in value.items()}
+    return value
+
+
 def decode(frame: Frame, protocol: JsonRPCProtocol) -> Any:
     """The message ``frame`` holds, structured by pygls; BadMessage when it is none."""
     if frame.problem is not None:
@@ -75,6 +91,8 @@ def decode(frame: Frame, protocol: JsonRPCProtocol) -> Any:
         data = json.loads(frame.body.decode("utf-8"))  # LSP's only charset
     except (ValueError, UnicodeDecodeError) as error:
         raise BadMessage(PARSE_ERROR, f"the message is not JSON: {error}", None, None) from None
+    if _SURROGATE_ESCAPE.search(frame.body):
+        data = _without_lone_surrogates(data)
     if not isinstance(data, dict):
         raise BadMessage(INVALID_REQUEST, "a message must be one JSON object, not a batch", None, None)
     msg_id = data.get("id")
