@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,8 +19,6 @@ from aiohttp import web
 
 from inference.http.openai_requests import FaceRequestError
 from inference.server.bearer_token import BearerToken
-
-log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -80,9 +77,6 @@ def guard(token: str | None, max_bytes: int) -> Any:
             if error.status < 400:
                 raise
             return _refusal(error, request, max_bytes)
-        except Exception as error:
-            log.exception("%s %s failed", request.method, request.path)
-            return error_reply(500, f"the daemon failed on this request: {error}", "internal_error")
 
     return check
 
