@@ -161,6 +161,16 @@ async def test_bad_predict_edit_requests(running: RunningDaemon, case: str) -> N
     assert (await InferenceClient.collect(running.client.complete(GOOD))).figures.generated_tokens == 3
 
 
+@pytest.mark.parametrize("case", ["empty prompt", "top_p above 1", "unknown speculation"])
+async def test_bad_prefill_requests(running: RunningDaemon, case: str) -> None:
+    request, message = COMPLETE_CASES[case]
+    with pytest.raises(DaemonError) as refused:
+        await running.client.prefill(request, 30.0)
+    assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert message is not None and message in refused.value.message
+    assert (await InferenceClient.collect(running.client.complete(GOOD))).figures.generated_tokens == 3
+
+
 async def test_invalid_utf8_and_oversize_messages(running: RunningDaemon) -> None:
     channel = grpc.aio.insecure_channel(running.address.grpc_target())
     try:
