@@ -172,3 +172,18 @@ async def test_slow_senders_are_cut_off_and_others_are_served_meanwhile(faced: F
     finally:
         await face.stop()
     assert (await faced.client.stats()).requests_active == 0
+
+
+async def test_prompt_token_ids_outside_the_vocabulary(faced: FacedDaemon) -> None:
+    served = faced.daemon.runner.served
+    assert served is not None
+    vocab = served.tokenizer.vocab_size
+    message = f"prompt token ids must be in [0, {vocab})"
+    async with aiohttp.ClientSession() as session:
+        for ids in ([-1], [vocab]):
+            status, body = await _post(session, f"{faced.base_url}/completions", json={"prompt": ids})
+            assert (status, body) == (400, _error(400, message))
+        status, body = await _post(
+            session, f"{faced.base_url}/completions", json={"prompt": [1, 2], "max_tokens": 2}
+        )
+    assert status == 200 and body["usage"]["completion_tokens"] == 2
