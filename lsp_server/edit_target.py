@@ -7,8 +7,14 @@ from typing import Any
 
 import cattrs
 from lsprotocol import converters, types
+from pygls.exceptions import JsonRpcInvalidParams
 
 _LSP_JSON = converters.get_converter()
+
+
+class BadTarget(JsonRpcInvalidParams, ValueError):
+    """A malformed command or code action argument: the client gets InvalidParams (-32602) with the
+    message; callers may catch it as a ValueError."""
 
 
 def range_to_json(span: types.Range) -> Any:
@@ -22,9 +28,9 @@ def range_from_json(raw: Any) -> types.Range:
     try:
         span = _LSP_JSON.structure(plain_json(raw), types.Range)
     except (cattrs.BaseValidationError, TypeError, ValueError) as error:
-        raise ValueError(f"not an LSP range: {raw!r}") from error
+        raise BadTarget(f"not an LSP range: {raw!r}") from error
     if (problem := range_problem(span)) is not None:
-        raise ValueError(problem)
+        raise BadTarget(problem)
     return span
 
 
@@ -56,7 +62,7 @@ def command_target(args: tuple[Any, ...]) -> dict[str, Any]:
         target = target[0]
     target = plain_json(target)
     if not isinstance(target, dict) or not isinstance(target.get("uri"), str) or "range" not in target:
-        raise ValueError("expected one argument {uri, range, instruction?}")
+        raise BadTarget("expected one argument {uri, range, instruction?}")
     return target
 
 

@@ -22,6 +22,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
+from urllib.parse import unquote
 
 import cattrs
 from cattrs.v import format_exception
@@ -112,6 +113,17 @@ def decode(frame: Frame, protocol: JsonRPCProtocol) -> Any:
         raise BadMessage(INVALID_PARAMS, f"bad params for {method}: {problem}", msg_id, method) from None
 
 
+def _changes_an_unopened_document(message: Any, protocol: JsonRPCProtocol) -> bool:
+    """Whether ``message`` changes a document that is not open (pygls would show the user a KeyError)."""
+    if not isinstance(message, types.DidChangeTextDocumentNotification):
+        return False
+    try:
+        documents = protocol.workspace.text_documents  # type: ignore[attr-defined]
+    except RuntimeError:  # not initialized yet: pygls refuses the message itself
+        return False
+    return unquote(message.params.text_document.uri) not in documents
+
+
 def _refuse(bad: BadMessage, protocol: JsonRPCProtocol) -> None:
     log.warning("refused a message%s: %s", f" ({bad.method})" if bad.method else "", bad)
     if bad.method is None or bad.msg_id is not None:
@@ -139,6 +151,11 @@ async def serve_frames(frames: FrameReader, protocol: JsonRPCProtocol, stop: thr
             message = decode(frame, protocol)
         except BadMessage as bad:
             _refuse(bad, protocol)
+            continue
+        if _changes_an_unopened_document(message, protocol):
+            log.warning(
+                "ignored a change of %s, which the editor never opened", message.params.text_document.uri
+            )
             continue
         try:
             protocol.handle_message(message)

@@ -153,6 +153,27 @@ async def test_bad_messages_and_params_get_json_rpc_errors(tmp_path: Path) -> No
                 -32602,
                 "position out of range: line 1, character -4",
             ),
+            (
+                "workspace/executeCommand",
+                {
+                    "command": "codedraft.refactor",
+                    "arguments": [{"uri": uri, "range": _span(uri, (5, 0), (1, 0))["range"]}],
+                },
+                -32602,
+                "the range ends at 1:0, before it starts",
+            ),
+            (
+                "workspace/executeCommand",
+                {"command": "codedraft.fix", "arguments": ["nonsense"]},
+                -32602,
+                "expected one argument {uri, range, instruction?}",
+            ),
+            (
+                "workspace/executeCommand",
+                {"command": "codedraft.nope", "arguments": []},
+                -32602,
+                "Invalid Params: Command name 'codedraft.nope' is not defined",
+            ),
         ]
         for number, (method, params, code, message) in enumerate(cases, start=10):
             reply = await client.request(number, method, params)
@@ -190,6 +211,8 @@ async def test_positions_past_the_text_get_empty_answers_or_invalid_params(tmp_p
 
 
 async def test_a_malformed_document_change_is_dropped_and_the_user_told(tmp_path: Path) -> None:
+    """A change that cannot be read is shown to the user; a change of a document never opened is
+    only logged (pygls showed the user a KeyError)."""
     async with raw_lsp(tmp_path, {}) as client:
         uri = (tmp_path / "a.py").as_uri()
         await _open(client, uri, "x = 1\n")
@@ -201,7 +224,13 @@ async def test_a_malformed_document_change_is_dropped_and_the_user_told(tmp_path
             "textDocument/didChange",
             {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]},
         )
+        never = (tmp_path / "never.py").as_uri()
+        await client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": never, "version": 2}, "contentChanges": [{"text": "x"}]},
+        )
         assert await client.alive(2) < 5
+        assert [m for m in client.shown_messages() if "Error in server" in m] == []
         shown = [m for m in client.shown_messages() if "dropped" in m]
         assert shown == [
             "codedraft dropped a malformed textDocument/didChange: its copy of the document may differ "
@@ -209,6 +238,8 @@ async def test_a_malformed_document_change_is_dropped_and_the_user_told(tmp_path
             "Position.line should be in range [0:2147483647], but was -1. "
             "@ params.contentChanges[0].range.start)"
         ]
+    log = (tmp_path / "lsp.log").read_text()
+    assert f"ignored a change of {never}, which the editor never opened" in log
 
 
 async def test_positions_are_utf16_even_when_the_client_prefers_utf8(tmp_path: Path) -> None:
