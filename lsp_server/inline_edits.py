@@ -18,7 +18,9 @@ import logging
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
+from lsp_server.completion.at_position import MAX_DOCUMENT_CHARS
 from lsp_server.daemon_supervisor import RequestRejected
 from lsp_server.next_edit.pending import PendingEdit, position_of
 from lsp_server.server import CodedraftServer
@@ -38,9 +40,12 @@ async def predicted_edits(ls: CodedraftServer, uri: str, line: int, column: int)
     document = ls.open_document(uri)
     if document is None:
         return []
+    if len(document.source) > MAX_DOCUMENT_CHARS:  # bounded as completions are
+        ls.status.update(suppressed=f"next edit: the document is larger than {MAX_DOCUMENT_CHARS} characters")
+        return []
     lines = document.source.count("\n") + 1
     if line >= lines:
-        raise ValueError(f"line {line} is past the end of {uri} ({lines} lines)")
+        raise JsonRpcInvalidParams(f"line {line} is past the end of {uri} ({lines} lines)")
     path = ls.relative_path(uri)
     try:
         answer = await ls.next_edits.predict(path, line, column)
@@ -117,9 +122,9 @@ def wire_cursor(params: Any) -> tuple[str, int, int]:
     document, position = field(params, "textDocument"), field(params, "position")
     uri, line, column = field(document, "uri"), field(position, "line"), field(position, "character")
     if not isinstance(uri, str) or not isinstance(line, int) or not isinstance(column, int):
-        raise ValueError("copilotInlineEdit needs textDocument.uri and position {line, character}")
+        raise JsonRpcInvalidParams("copilotInlineEdit needs textDocument.uri and position {line, character}")
     if line < 0 or column < 0:
-        raise ValueError(f"position out of range: line {line}, character {column}")
+        raise JsonRpcInvalidParams(f"position out of range: line {line}, character {column}")
     return uri, line, column
 
 

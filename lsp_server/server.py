@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
@@ -28,14 +31,14 @@ from lsp_server.completion.service import CompletionService
 from lsp_server.config import DaemonSettings, Settings
 from lsp_server.cursor_prefill import CursorPrefill
 from lsp_server.daemon_supervisor import DaemonSupervisor
+from lsp_server.message_intake import serve_frames, socket_frames, stdin_frames, stdin_of
 from lsp_server.next_edit.service import NextEditService
 from lsp_server.reply_stream import EditorReplyStream, begin_reply_stream
 from lsp_server.status import StatusReporter
+from lsp_server.utf16_positions import Utf16Protocol
 from lsp_server.workspace_documents import WorkspaceDocuments
 
 if TYPE_CHECKING:
-    import threading
-
     from indexer.retrieval.base import RetrievalQuery, Snippet
     from indexer.workspace import WorkspaceIndex
 
@@ -46,7 +49,7 @@ class CodedraftServer(LanguageServer):
     """A pygls server holding what the features share: settings, status, daemon, index, completions."""
 
     def __init__(self) -> None:
-        super().__init__("codedraft", codedraft_version())
+        super().__init__("codedraft", codedraft_version(), protocol_cls=Utf16Protocol)
         self.settings = Settings()
         self.status = StatusReporter(self._notify, self.show_warning)
         self.pinned_daemon_address: str | None = None
@@ -75,6 +78,41 @@ class CodedraftServer(LanguageServer):
         )
         self.deleted: dict[str, bool] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serves the client on stdio until it exits or the stream ends (pygls's loop, with the
+        stream read by ``message_frames``: bad frames and bad messages cost only themselves)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        frames = stdin_frames(stdin_of(stdin), self.thread_pool)
+        self._serve(lambda: serve_frames(frames, self.protocol, self._stop_event or threading.Event()))
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serves one client on a TCP port (the editor connects; the server ends with that connection)."""
+        stop = self._stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await serve_frames(socket_frames(reader), self.protocol, stop)
+            self.shutdown()
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            log.info("serving LSP on %s:%s", host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._serve(listen)
+
+    def _serve(self, main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        try:
+            asyncio.run(main())
+        except BrokenPipeError:
+            log.error("the connection to the editor is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            pass
+        finally:
+            self.shutdown()
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Runs ``coroutine`` in the background, keeping a reference until it is done."""

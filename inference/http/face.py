@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import ssl
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from aiohttp import web
@@ -29,35 +29,12 @@ from inference.http.openai_requests import (
     completions_request,
     infill_request,
 )
+from inference.http.request_guard import IDLE_CLOSE_S, READ_TIMEOUT_S, error_reply, guard, read_json
 from inference.server.address import DaemonAddress
-from inference.server.bearer_token import BearerToken
 from inference.server.listen import ListenError, check_tcp_security
 from inference.server.request_runner import RequestRunner
 
 log = logging.getLogger(__name__)
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-def error_reply(status: int, message: str, kind: str) -> web.Response:
-    """OpenAI's error object, which llama.cpp's clients read too."""
-    body = {"error": {"message": message, "type": kind, "code": status}}
-    return web.json_response(body, status=status)
-
-
-def _token_check(token: str | None) -> Any:
-    bearer = BearerToken(token) if token else None
-
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if bearer is not None:
-            given = request.headers.get("Authorization")
-            problem = bearer.problem(given, "Authorization", "the 'Authorization' header")
-            if problem is not None:
-                return error_reply(401, problem, "authentication_error")
-        return await handler(request)
-
-    return check
 
 
 def _error_type(failed: CallFailed) -> str:
@@ -124,6 +101,8 @@ class HttpFace:
         token: str | None = None,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         ssl_context: ssl.SSLContext | None = None,
+        read_timeout_s: float = READ_TIMEOUT_S,
+        idle_close_s: float = IDLE_CLOSE_S,
     ) -> None:
         if address.is_unix:
             raise ListenError(f"--http needs tcp:HOST:PORT, got {address}")
@@ -131,7 +110,11 @@ class HttpFace:
         self.address = address
         self.token = token
         self.ssl_context = ssl_context
-        self.app = web.Application(middlewares=[_token_check(token)], client_max_size=max_request_bytes)
+        self.read_timeout_s = read_timeout_s
+        self.idle_close_s = idle_close_s
+        self.app = web.Application(
+            middlewares=[guard(token, max_request_bytes)], client_max_size=max_request_bytes
+        )
         self.app.add_routes(
             [
                 web.get("/health", self.health),
@@ -147,7 +130,9 @@ class HttpFace:
     async def start(self) -> DaemonAddress:
         """Listen; returns the bound address (port 0 resolved)."""
         check_tcp_security(self.address, self.token, self.ssl_context is not None)
-        runner = web.AppRunner(self.app, handler_cancellation=True, access_log=None)
+        runner = web.AppRunner(
+            self.app, handler_cancellation=True, access_log=None, keepalive_timeout=self.idle_close_s
+        )
         await runner.setup()
         site = web.TCPSite(runner, self.address.host, self.address.port, ssl_context=self.ssl_context)
         try:
@@ -193,10 +178,7 @@ class HttpFace:
         return web.json_response({"object": "list", "data": data})
 
     async def _body(self, request: web.Request) -> Any:
-        try:
-            return await request.json()
-        except (ValueError, UnicodeDecodeError) as error:
-            raise FaceRequestError(f"the body is not JSON: {error}") from None
+        return await read_json(request, self.read_timeout_s)
 
     def _detokenize(self, ids: Any) -> str:
         served = self.runner.served

@@ -31,7 +31,13 @@ class FaceRequest:
     model: str
 
 
-def _number(body: dict[str, Any], name: str, kind: type, minimum: float | None = None) -> Any:
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+
+
+def _number(
+    body: dict[str, Any], name: str, kind: type, minimum: float | None = None, maximum: int | None = None
+) -> Any:
     value = body.get(name)
     if value is None:
         return None
@@ -45,6 +51,8 @@ def _number(body: dict[str, Any], name: str, kind: type, minimum: float | None =
         )
     if minimum is not None and value < minimum:
         raise FaceRequestError(f"'{name}' must be at least {minimum:g}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise FaceRequestError(f"'{name}' must be at most {maximum}, got {value!r}")
     return kind(value)
 
 
@@ -60,14 +68,15 @@ def _sampling(body: dict[str, Any], *token_fields: str) -> pb.SamplingParams:
         if name == "n_predict" and isinstance(body.get(name), int) and body[name] < 0:
             continue  # llama.cpp's -1: no limit of its own, so the daemon's default applies
         if (tokens := _number(body, name, int)) is not None:
-            given["max_tokens"] = tokens
+            # what the wire holds; the daemon lowers any large value to its limit (reply_limits)
+            given["max_tokens"] = min(tokens, UINT32_MAX)
             break
     try:
         validation.check_sampling(SamplingParams(**given))
     except validation.RequestError as error:
         raise FaceRequestError(str(error)) from None
     sampling = pb.SamplingParams(**given)
-    if (seed := _number(body, "seed", int, 0)) is not None:  # a uint64 on the wire
+    if (seed := _number(body, "seed", int, 0, UINT64_MAX)) is not None:  # a uint64 on the wire
         sampling.seed = seed
     stop = body.get("stop")
     if isinstance(stop, str):
@@ -82,11 +91,15 @@ def _sampling(body: dict[str, Any], *token_fields: str) -> pb.SamplingParams:
 def _common(body: Any) -> tuple[dict[str, Any], bool, bool]:
     if not isinstance(body, dict):
         raise FaceRequestError("the body must be a JSON object")
-    if body.get("n", 1) != 1:
+    if body.get("n", 1) not in (1, None):
         raise FaceRequestError("'n' must be 1: codedraft returns one choice per request")
-    stream = bool(body.get("stream", False))
-    options = body.get("stream_options")
-    include_usage = bool(isinstance(options, dict) and options.get("include_usage"))
+    stream = body.get("stream") or False
+    if not isinstance(stream, bool):
+        raise FaceRequestError(f"'stream' must be true or false, got {stream!r}")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise FaceRequestError(f"'stream_options' must be an object, got {options!r}")
+    include_usage = bool(options.get("include_usage"))
     return body, stream, include_usage
 
 
@@ -118,6 +131,8 @@ def completions_request(body: Any, detokenize: Callable[[Sequence[int]], str]) -
     request_id, session = _ids(body)
     sampling = _sampling(body, "max_tokens")
     suffix = body.get("suffix")
+    if suffix is not None and not isinstance(suffix, str):
+        raise FaceRequestError(f"'suffix' must be a string, got {suffix!r}")
     proto: pb.CompleteRequest | pb.GenerateRequest
     if isinstance(suffix, str):
         proto = pb.CompleteRequest(
@@ -165,7 +180,7 @@ def infill_request(body: Any) -> FaceRequest:
     ``input_prefix`` holds the lines above the cursor and ``prompt`` the current line up to it (so the
     prefix is their concatenation), ``input_extra`` the retrieved chunks as ``[{filename, text}]``.
     """
-    body, _, _ = _common(body)
+    body, stream, _ = _common(body)
     fields = {}
     for name in ("input_prefix", "input_suffix", "prompt"):
         value = body.get(name, "")
@@ -190,4 +205,4 @@ def infill_request(body: Any) -> FaceRequest:
         snippets=snippets,
         sampling=sampling,
     )
-    return FaceRequest(proto, bool(body.get("stream", False)), False, str(body.get("model") or ""))
+    return FaceRequest(proto, stream, False, str(body.get("model") or ""))

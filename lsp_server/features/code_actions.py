@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_server.edit_target import range_from_json, range_to_json
+from lsp_server.edit_target import range_from_json, range_problem, range_to_json
 from lsp_server.inline_edits import APPLY_TITLE, predicted_edits, workspace_edit
 from lsp_server.proposed_edit import FIX_TITLE, REFACTOR_TITLE, propose_edit
 from lsp_server.server import CodedraftServer
@@ -20,7 +20,8 @@ def setup(server: CodedraftServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)
     async def code_actions(ls: CodedraftServer, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
-        if ls.open_document(uri) is None:
+        document = ls.open_document(uri)
+        if document is None or range_problem(params.range, len(document.lines)) is not None:
             return []
         actions: list[types.CodeAction] = []
         span = params.range

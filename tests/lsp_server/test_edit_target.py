@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from lsp_server.edit_target import command_target, range_from_json, range_to_json, selected_lines
+from lsp_server.edit_target import (
+    command_target,
+    range_from_json,
+    range_problem,
+    range_to_json,
+    selected_lines,
+)
 
 
 def _span(start: tuple[int, int], end: tuple[int, int]) -> types.Range:
@@ -34,3 +40,12 @@ def test_a_commands_argument_is_one_object_with_uri_and_range() -> None:
         command_target(({"uri": "file:///a.py"},))
     with pytest.raises(ValueError, match="expected one argument"):
         command_target(())
+
+
+def test_a_backwards_range_or_one_past_the_document_is_refused() -> None:
+    backwards = {"start": {"line": 5, "character": 0}, "end": {"line": 1, "character": 0}}
+    with pytest.raises(ValueError, match=r"^the range ends at 1:0, before it starts$"):
+        range_from_json(backwards)
+    span = range_from_json({"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 0}})
+    assert range_problem(span, 3) == "the range starts at line 4, past the document's 3 lines"
+    assert range_problem(span, 4) is None  # the end of a document whose last line ends with a newline

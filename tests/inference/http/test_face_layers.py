@@ -15,6 +15,7 @@ def test_the_http_face_imports_nothing_of_the_grpc_face() -> None:
         "inference.http.face",
         "inference.http.openai_replies",
         "inference.http.openai_requests",
+        "inference.http.request_guard",
     ]
     assert {(m, t) for m, targets in http.items() for t in targets if t.startswith(GRPC_FACE)} == set()
 
@@ -29,4 +30,4 @@ def test_the_grpc_face_imports_nothing_of_the_http_face() -> None:
 def test_the_bearer_check_has_one_owner_for_both_faces() -> None:
     graph = import_graph("inference")
     assert "inference.server.bearer_token" in graph["inference.server.grpc_auth"]
-    assert "inference.server.bearer_token" in graph["inference.http.face"]
+    assert "inference.server.bearer_token" in graph["inference.http.request_guard"]

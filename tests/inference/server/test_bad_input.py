@@ -88,6 +88,41 @@ GENERATE_CASES = {
 }
 
 
+PREDICT_REGION = "    return x\n"
+
+
+def _predict(**fields: Any) -> pb.PredictEditRequest:
+    values: dict[str, Any] = {"path": "a.py", "region": PREDICT_REGION, "cursor": 4}
+    values.update(fields)
+    return pb.PredictEditRequest(**values)
+
+
+PREDICT_EDIT_CASES = {
+    "cursor past the region": (_predict(cursor=99), "cursor is 99 but the region has only 13 characters"),
+    "max tokens 0": (
+        _predict(sampling=pb.SamplingParams(max_tokens=0)),
+        "sampling.max_tokens must be at least 1, got 0",
+    ),
+    "top_p above 1": (
+        _predict(sampling=pb.SamplingParams(top_p=1.5)),
+        "sampling.top_p must be in (0, 1], got 1.5",
+    ),
+    "negative temperature": (
+        _predict(sampling=pb.SamplingParams(temperature=-2)),
+        "sampling.temperature must be a finite number >= 0 (0 is greedy), got -2.0",
+    ),
+    "unknown speculation": (_predict(speculation=42), "unknown speculation mode 42"),
+    "long session id": (
+        _predict(session_id="s" * 129),
+        "session_id is 129 characters; at most 128 are allowed",
+    ),
+    "nan snippet score": (
+        _predict(snippets=[pb.ContextSnippet(path="b.py", text="y", score=float("nan"))]),
+        "snippets[0].score must be a finite number, got nan",
+    ),
+}
+
+
 async def _status_of(stream: object) -> tuple[grpc.StatusCode | None, str]:
     try:
         await InferenceClient.collect(stream)  # type: ignore[arg-type]
@@ -114,6 +149,26 @@ async def test_bad_generate_requests(running: RunningDaemon, case: str) -> None:
     code, details = await _status_of(running.client.generate(request))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     assert message in details
+
+
+@pytest.mark.parametrize("case", sorted(PREDICT_EDIT_CASES))
+async def test_bad_predict_edit_requests(running: RunningDaemon, case: str) -> None:
+    request, message = PREDICT_EDIT_CASES[case]
+    with pytest.raises(DaemonError) as refused:
+        await running.client.predict_edit(request, 30.0)
+    assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert message in refused.value.message
+    assert (await InferenceClient.collect(running.client.complete(GOOD))).figures.generated_tokens == 3
+
+
+@pytest.mark.parametrize("case", ["empty prompt", "top_p above 1", "unknown speculation"])
+async def test_bad_prefill_requests(running: RunningDaemon, case: str) -> None:
+    request, message = COMPLETE_CASES[case]
+    with pytest.raises(DaemonError) as refused:
+        await running.client.prefill(request, 30.0)
+    assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert message is not None and message in refused.value.message
+    assert (await InferenceClient.collect(running.client.complete(GOOD))).figures.generated_tokens == 3
 
 
 async def test_invalid_utf8_and_oversize_messages(running: RunningDaemon) -> None:

@@ -83,6 +83,8 @@ async def test_grpc_over_tls(tls_daemon: TlsDaemon, caplog: pytest.LogCaptureFix
         async with InferenceClient(address, "not-the-token", tls_ca=certs.ca) as client:
             await client.model_info()
     assert wrong.value.code == grpc.StatusCode.UNAUTHENTICATED
+    # every refusal left the daemon serving
+    assert await _complete(InferenceClient(address, TOKEN, tls_ca=certs.ca)) == text
     assert caplog.records
     assert not [r for r in caplog.records if TOKEN in r.getMessage()]
 
@@ -108,6 +110,8 @@ async def test_http_face_over_tls(tls_daemon: TlsDaemon, caplog: pytest.LogCaptu
         async with session.post(url, json=body, headers={"Authorization": "Bearer nope"}, ssl=good) as reply:
             assert reply.status == 401
             assert "wrong token" in (await reply.json())["error"]["message"]
+        async with session.post(url, json=body, headers=headers, ssl=good) as reply:
+            assert reply.status == 200  # every refusal left the face serving
     assert not [r for r in caplog.records if TOKEN in r.getMessage()]
 
 
