@@ -18,6 +18,7 @@ from pathlib import Path
 
 from indexer.file_rows import FileRows
 from indexer.parse_pool import MIN_FILES_FOR_WORKERS, rows_in_order
+from indexer.parse_workers import WorkerDied
 from indexer.skipping import SkipPolicy, WorkspaceFile, content_skip_reason, path_skip_reason, walk_workspace
 from indexer.store import IndexStore, content_hash
 
@@ -152,6 +153,9 @@ class _Refresher:
 
     def store_rows(self, job: _ParseJob, rows: FileRows | Exception) -> None:
         """Writes a parsed file, or reports why it could not be parsed."""
+        if isinstance(rows, WorkerDied):  # logged by the pool, with the signal
+            self.report.skipped.append((job.path, str(rows)))
+            return
         if isinstance(rows, Exception):
             log.error("indexing %s failed: %r", job.path, rows)
             self.report.skipped.append((job.path, f"indexing failed ({type(rows).__name__})"))
