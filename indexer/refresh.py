@@ -9,6 +9,7 @@ full-text index, which costs less per file in larger batches).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import Counter
@@ -87,28 +88,40 @@ class _Refresher:
         self.known = store.file_states(paths)
         self.known_skipped = store.skipped_states(paths)
         self.report = RefreshReport()
-        self._pending: list[Callable[[], None]] = []
+        self._open: contextlib.ExitStack | None = None  # the batch's transaction, once it has a write
+        self._written = 0
         self._batch_started = time.monotonic()
         self._batch_files = _BATCH_FILES
         self._batch_seconds = _BATCH_SECONDS
 
     def write(self, action: Callable[[], None]) -> None:
-        """Queues a write; commits the batch when it is large or old enough."""
-        self._pending.append(action)
+        """Runs a write in the batch's transaction; commits the batch when it is large or old enough.
+
+        Writes go in as they come rather than being queued, so a large batch holds no rows in memory."""
+        if self._open is None:
+            self._open = contextlib.ExitStack()
+            self._open.enter_context(self.store.transaction())
+        action()
+        self._written += 1
         too_old = time.monotonic() - self._batch_started > self._batch_seconds
-        if len(self._pending) >= self._batch_files or too_old:
+        if self._written >= self._batch_files or too_old:
             self.commit()
             self._batch_files = min(2 * self._batch_files, _MAX_BATCH_FILES)
             self._batch_seconds = min(2 * self._batch_seconds, _MAX_BATCH_SECONDS)
 
     def commit(self) -> None:
-        """Writes the queued actions in one transaction."""
-        if self._pending:
-            with self.store.transaction():
-                for action in self._pending:
-                    action()
-            self._pending = []
+        """Commits the batch's writes."""
+        if self._open is not None:
+            open_batch, self._open = self._open, None
+            open_batch.close()
+        self._written = 0
         self._batch_started = time.monotonic()
+
+    def abort(self, error: BaseException) -> None:
+        """Rolls the open batch back (the store keeps what earlier batches committed)."""
+        if self._open is not None:
+            open_batch, self._open = self._open, None
+            open_batch.__exit__(type(error), error, error.__traceback__)
 
     def forget(self, path: str) -> None:
         """Deletes a file from the store, if it is there."""
@@ -187,9 +200,14 @@ class _Refresher:
             for file in files
             if (state := self.known.get(file.relative_path)) is None or state.mtime_ns != file.mtime_ns
         )
-        use_workers = workers if maybe_changed >= MIN_FILES_FOR_WORKERS else 1
-        for job, rows in rows_in_order(jobs(), use_workers):
-            self.store_rows(job, rows)
+        if maybe_changed < MIN_FILES_FOR_WORKERS:
+            for job, rows in rows_in_order(jobs(), 1):
+                self.store_rows(job, rows)
+            return
+        with self.store.bulk_writes():
+            for job, rows in rows_in_order(jobs(), workers):
+                self.store_rows(job, rows)
+            self.commit()
 
 
 def refresh_workspace(
@@ -210,11 +228,15 @@ def refresh_workspace(
     present = {file.relative_path for file in walk.files}
     # Unsaved documents with no file on disk yet are indexed too.
     files = walk.files + [WorkspaceFile(path, -1, -1) for path in sorted(set(buffers) - present)]
-    refresher.parse_and_store(files, workers, progress)
-    present.update(buffers)
-    for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
-        refresher.forget(path)
-    refresher.commit()
+    try:
+        refresher.parse_and_store(files, workers, progress)
+        present.update(buffers)
+        for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
+            refresher.forget(path)
+        refresher.commit()
+    except BaseException as error:
+        refresher.abort(error)
+        raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
 
@@ -230,17 +252,21 @@ def refresh_paths(
     started = time.perf_counter()
     buffers = buffers or {}
     refresher = _Refresher(root, store, policy, buffers, relative_paths)
-    files: list[WorkspaceFile] = []
-    for path in relative_paths:
-        reason = path_skip_reason(root, path, policy) if path not in buffers else None
-        if reason is None:
-            files.append(WorkspaceFile(path, *_stat(root / path)))
-            continue
-        refresher.forget(path)
-        if reason != "missing":
-            refresher.report.skipped.append((path, reason))
-    refresher.parse_and_store(files, workers=1, progress=None)
-    refresher.commit()
+    try:
+        files: list[WorkspaceFile] = []
+        for path in relative_paths:
+            reason = path_skip_reason(root, path, policy) if path not in buffers else None
+            if reason is None:
+                files.append(WorkspaceFile(path, *_stat(root / path)))
+                continue
+            refresher.forget(path)
+            if reason != "missing":
+                refresher.report.skipped.append((path, reason))
+        refresher.parse_and_store(files, workers=1, progress=None)
+        refresher.commit()
+    except BaseException as error:
+        refresher.abort(error)
+        raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
 
