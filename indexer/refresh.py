@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -21,7 +22,7 @@ from indexer.file_rows import FileRows
 from indexer.parse_pool import MIN_FILES_FOR_WORKERS, rows_in_order
 from indexer.parse_workers import WorkerDied
 from indexer.skipping import SkipPolicy, WorkspaceFile, content_skip_reason, path_skip_reason, walk_workspace
-from indexer.store import IndexStore, content_hash
+from indexer.store import IndexStore, content_hash, is_write_failure
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ class RefreshReport:
     symbols: int = 0
     chunks: int = 0
     seconds: float = 0.0
+    error: str | None = None
+    """Why the refresh stopped early (the disk is full): what was committed before it keeps serving."""
 
     @property
     def indexed(self) -> int:
@@ -90,6 +93,7 @@ class _Refresher:
         self.report = RefreshReport()
         self._open: contextlib.ExitStack | None = None  # the batch's transaction, once it has a write
         self._written = 0
+        self._uncommitted: Counter[str] = Counter()  # the open batch's share of the report's counts
         self._batch_started = time.monotonic()
         self._batch_files = _BATCH_FILES
         self._batch_seconds = _BATCH_SECONDS
@@ -115,19 +119,29 @@ class _Refresher:
             open_batch, self._open = self._open, None
             open_batch.close()
         self._written = 0
+        self._uncommitted.clear()
         self._batch_started = time.monotonic()
 
     def abort(self, error: BaseException) -> None:
-        """Rolls the open batch back (the store keeps what earlier batches committed)."""
+        """Rolls the open batch back (the store keeps what earlier batches committed); the report
+        no longer counts its files."""
+        for name, count in self._uncommitted.items():
+            setattr(self.report, name, getattr(self.report, name) - count)
+        self._uncommitted.clear()
         if self._open is not None:
             open_batch, self._open = self._open, None
             open_batch.__exit__(type(error), error, error.__traceback__)
 
+    def _count(self, name: str, count: int = 1) -> None:
+        setattr(self.report, name, getattr(self.report, name) + count)
+        self._uncommitted[name] += count
+
     def forget(self, path: str) -> None:
         """Deletes a file from the store, if it is there."""
         if path in self.known or path in self.known_skipped:
+            if path in self.known:
+                self._count("deleted")
             self.write(lambda: self.store.delete_file(path))
-            self.report.deleted += path in self.known
 
     def check(self, file: WorkspaceFile) -> tuple[_ParseJob, bytes] | None:
         """Decides what a file needs; returns it with its bytes when it must be parsed."""
@@ -144,19 +158,21 @@ class _Refresher:
                 report.skipped.append((path, skipped[2]))
                 return None
             try:
-                data = (self.root / path).read_bytes()
+                # One byte past the limit is enough to know a file grew too large since the walk saw it.
+                with open(self.root / path, "rb") as stream:
+                    data = stream.read(self.policy.max_file_bytes + 1)
             except OSError as error:
                 report.skipped.append((path, f"unreadable ({error.strerror})"))
-                return None
-            reason = content_skip_reason(data, self.policy)
-            if reason is not None:
-                report.skipped.append((path, reason))
-                self.write(lambda: self.store.write_skipped(path, size, mtime, reason))
                 return None
         else:
             data = buffer_text.encode("utf-8")
             # A buffer's stat matches no file on disk, so the next refresh without it reads the disk again.
             size, mtime = -1, -1
+        reason = content_skip_reason(data, self.policy)
+        if reason is not None:  # an editor's buffer too: a 50 MB line typed or pasted is not parsed
+            report.skipped.append((path, reason))
+            self.write(lambda: self.store.write_skipped(path, size, mtime, reason))
+            return None
         digest = content_hash(data)
         if state is not None and state.content_hash == digest:
             report.unchanged += 1
@@ -173,12 +189,9 @@ class _Refresher:
             log.error("indexing %s failed: %r", job.path, rows)
             self.report.skipped.append((job.path, f"indexing failed ({type(rows).__name__})"))
             return
-        self.report.symbols += len(rows.symbols)
-        self.report.chunks += len(rows.chunks)
-        if job.is_new:
-            self.report.added += 1
-        else:
-            self.report.updated += 1
+        self._count("symbols", len(rows.symbols))
+        self._count("chunks", len(rows.chunks))
+        self._count("added" if job.is_new else "updated")
         self.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, rows))
 
     def parse_and_store(
@@ -234,11 +247,23 @@ def refresh_workspace(
         for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
             refresher.forget(path)
         refresher.commit()
+    except sqlite3.Error as error:
+        refresher.abort(error)
+        if not is_write_failure(error):
+            raise
+        _stopped(refresher.report, error)
     except BaseException as error:
         refresher.abort(error)
         raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
+
+
+def _stopped(report: RefreshReport, error: sqlite3.Error) -> None:
+    report.error = f"index not updated: {error}"
+    log.warning(
+        "%s (%d files indexed before it; the rest wait for the next refresh)", report.error, report.indexed
+    )
 
 
 def refresh_paths(
@@ -264,6 +289,11 @@ def refresh_paths(
                 refresher.report.skipped.append((path, reason))
         refresher.parse_and_store(files, workers=1, progress=None)
         refresher.commit()
+    except sqlite3.Error as error:
+        refresher.abort(error)
+        if not is_write_failure(error):
+            raise
+        _stopped(refresher.report, error)
     except BaseException as error:
         refresher.abort(error)
         raise

@@ -47,6 +47,17 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def is_write_failure(error: sqlite3.Error) -> bool:
+    """Whether SQLite could not write (a full disk or quota, an I/O error, a read-only file): the
+    database is still what it was, so it keeps serving and a later refresh tries again."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_READONLY,
+    )
+
+
 @dataclass(frozen=True)
 class FileState:
     """What the store knows of a file without reading its records."""

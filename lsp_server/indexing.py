@@ -101,9 +101,8 @@ async def refresh_index(
     except BaseException:
         work_done.end("indexing failed")
         raise
-    work_done.end(
-        f"{report.indexed} files indexed, {report.unchanged} unchanged, {len(report.skipped)} skipped"
-    )
+    counts = f"{report.indexed} files indexed, {report.unchanged} unchanged, {len(report.skipped)} skipped"
+    work_done.end(f"{report.error}; {counts}" if report.error else counts)
     return report
 
 
