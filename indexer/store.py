@@ -310,6 +310,8 @@ class IndexStore:
         through a connection of its own so retrieval is not held up meanwhile."""
         connection = connect(self.db_path)
         try:
+            # One pass over the vocabulary: a page cache would only hold pages never read again.
+            connection.execute("PRAGMA cache_size=-2048")
             connection.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, chunks_fts, row)")
             total = connection.execute("SELECT count(*) FROM chunks").fetchone()[0]
             ceiling = max(50, int(total * COMMON_TERM_SHARE))
