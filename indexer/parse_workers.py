@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +53,11 @@ class _Batch(Generic[Key]):
 
 @dataclass
 class _Worker:
+    """A worker process, its end of the pipe, and the batch it holds (None when idle)."""
+
     process: BaseProcess
     connection: Connection
-    batch: _Batch | None = None  # type: ignore[type-arg]
+    batch: _Batch[Any] | None = None
 
 
 @dataclass

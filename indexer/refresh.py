@@ -1,15 +1,12 @@
 """Bringing the store up to date with the workspace: a plan of add / update / delete by content hash.
 
 A file whose size and modification time match the store is not even read; one whose bytes hash to the
-stored hash is not parsed again. Writes are batched into transactions of whole files, so a killed
-refresh loses at most its last batch and leaves the store consistent. Batches start small, so the
-first files are searchable soon, and grow as a large refresh goes on (every commit flushes the
-full-text index, which costs less per file in larger batches).
+stored hash is not parsed again. Writes go into transactions of whole files (``indexer.write_batch``),
+so a killed refresh loses at most its last batch and leaves the store consistent.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import sqlite3
 import time
@@ -23,15 +20,9 @@ from indexer.parse_pool import MIN_FILES_FOR_WORKERS, rows_in_order
 from indexer.parse_workers import WorkerDied
 from indexer.skipping import SkipPolicy, WorkspaceFile, content_skip_reason, path_skip_reason, walk_workspace
 from indexer.store import IndexStore, content_hash, is_write_failure
+from indexer.write_batch import WriteBatch
 
 log = logging.getLogger(__name__)
-
-# Commit after this many written files or seconds, whichever comes first; both double with every
-# commit of a refresh, up to the maxima.
-_BATCH_FILES = 200
-_BATCH_SECONDS = 0.5
-_MAX_BATCH_FILES = 1600
-_MAX_BATCH_SECONDS = 2.0
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -91,57 +82,14 @@ class _Refresher:
         self.known = store.file_states(paths)
         self.known_skipped = store.skipped_states(paths)
         self.report = RefreshReport()
-        self._open: contextlib.ExitStack | None = None  # the batch's transaction, once it has a write
-        self._written = 0
-        self._uncommitted: Counter[str] = Counter()  # the open batch's share of the report's counts
-        self._batch_started = time.monotonic()
-        self._batch_files = _BATCH_FILES
-        self._batch_seconds = _BATCH_SECONDS
-
-    def write(self, action: Callable[[], None]) -> None:
-        """Runs a write in the batch's transaction; commits the batch when it is large or old enough.
-
-        Writes go in as they come rather than being queued, so a large batch holds no rows in memory."""
-        if self._open is None:
-            self._open = contextlib.ExitStack()
-            self._open.enter_context(self.store.transaction())
-        action()
-        self._written += 1
-        too_old = time.monotonic() - self._batch_started > self._batch_seconds
-        if self._written >= self._batch_files or too_old:
-            self.commit()
-            self._batch_files = min(2 * self._batch_files, _MAX_BATCH_FILES)
-            self._batch_seconds = min(2 * self._batch_seconds, _MAX_BATCH_SECONDS)
-
-    def commit(self) -> None:
-        """Commits the batch's writes."""
-        if self._open is not None:
-            open_batch, self._open = self._open, None
-            open_batch.close()
-        self._written = 0
-        self._uncommitted.clear()
-        self._batch_started = time.monotonic()
-
-    def abort(self, error: BaseException) -> None:
-        """Rolls the open batch back (the store keeps what earlier batches committed); the report
-        no longer counts its files."""
-        for name, count in self._uncommitted.items():
-            setattr(self.report, name, getattr(self.report, name) - count)
-        self._uncommitted.clear()
-        if self._open is not None:
-            open_batch, self._open = self._open, None
-            open_batch.__exit__(type(error), error, error.__traceback__)
-
-    def _count(self, name: str, count: int = 1) -> None:
-        setattr(self.report, name, getattr(self.report, name) + count)
-        self._uncommitted[name] += count
+        self.batch = WriteBatch(store, self.report)
 
     def forget(self, path: str) -> None:
         """Deletes a file from the store, if it is there."""
         if path in self.known or path in self.known_skipped:
             if path in self.known:
-                self._count("deleted")
-            self.write(lambda: self.store.delete_file(path))
+                self.batch.count("deleted")
+            self.batch.write(lambda: self.store.delete_file(path))
 
     def check(self, file: WorkspaceFile) -> tuple[_ParseJob, bytes] | None:
         """Decides what a file needs; returns it with its bytes when it must be parsed."""
@@ -171,12 +119,12 @@ class _Refresher:
         reason = content_skip_reason(data, self.policy)
         if reason is not None:  # an editor's buffer too: a 50 MB line typed or pasted is not parsed
             report.skipped.append((path, reason))
-            self.write(lambda: self.store.write_skipped(path, size, mtime, reason))
+            self.batch.write(lambda: self.store.write_skipped(path, size, mtime, reason))
             return None
         digest = content_hash(data)
         if state is not None and state.content_hash == digest:
             report.unchanged += 1
-            self.write(lambda: self.store.update_stat(path, size, mtime))
+            self.batch.write(lambda: self.store.update_stat(path, size, mtime))
             return None
         return _ParseJob(path, size, mtime, digest, is_new=state is None), data
 
@@ -189,10 +137,10 @@ class _Refresher:
             log.error("indexing %s failed: %r", job.path, rows)
             self.report.skipped.append((job.path, f"indexing failed ({type(rows).__name__})"))
             return
-        self._count("symbols", len(rows.symbols))
-        self._count("chunks", len(rows.chunks))
-        self._count("added" if job.is_new else "updated")
-        self.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, rows))
+        self.batch.count("symbols", len(rows.symbols))
+        self.batch.count("chunks", len(rows.chunks))
+        self.batch.count("added" if job.is_new else "updated")
+        self.batch.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, rows))
 
     def parse_and_store(
         self, files: list[WorkspaceFile], workers: int, progress: ProgressCallback | None
@@ -220,7 +168,7 @@ class _Refresher:
         with self.store.bulk_writes():
             for job, rows in rows_in_order(jobs(), workers):
                 self.store_rows(job, rows)
-            self.commit()
+            self.batch.commit()
 
 
 def refresh_workspace(
@@ -246,14 +194,14 @@ def refresh_workspace(
         present.update(buffers)
         for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
             refresher.forget(path)
-        refresher.commit()
+        refresher.batch.commit()
     except sqlite3.Error as error:
-        refresher.abort(error)
+        refresher.batch.abort(error)
         if not is_write_failure(error):
             raise
         _stopped(refresher.report, error)
     except BaseException as error:
-        refresher.abort(error)
+        refresher.batch.abort(error)
         raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
@@ -288,14 +236,14 @@ def refresh_paths(
             if reason != "missing":
                 refresher.report.skipped.append((path, reason))
         refresher.parse_and_store(files, workers=1, progress=None)
-        refresher.commit()
+        refresher.batch.commit()
     except sqlite3.Error as error:
-        refresher.abort(error)
+        refresher.batch.abort(error)
         if not is_write_failure(error):
             raise
         _stopped(refresher.report, error)
     except BaseException as error:
-        refresher.abort(error)
+        refresher.batch.abort(error)
         raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
