@@ -38,6 +38,10 @@ BATCH_BYTES = 512 * 1024
 BATCHES_PER_WORKER = 3
 
 
+# Workers that die this many times before any worker answered once are not dying of a file.
+_DEATHS_BEFORE_GIVING_UP = 3
+
+
 class WorkerDied(Exception):
     """The process parsing a file died twice while it held the file (the reason says how)."""
 
@@ -117,6 +121,8 @@ class _Pool(Generic[Key, Result]):
         self._task = task
         self.workers = [self._start() for _ in range(count)]
         self.queue: collections.deque[_Batch[Key]] = collections.deque()
+        self._answered = False
+        self._deaths = 0
 
     def _start(self) -> _Worker:
         ours, theirs = self._context.Pipe()
@@ -158,6 +164,7 @@ class _Pool(Generic[Key, Result]):
             for seq, answer in enumerate(answers, start=batch.first_seq):
                 results.done[seq] = answer
             worker.batch = None
+            self._answered = True
 
     def _replace(self, index: int, batch: _Batch[Key], results: _Results[Key, Result]) -> None:
         """A worker died holding ``batch``: its files go back one by one, or fail on a second death."""
@@ -165,6 +172,11 @@ class _Pool(Generic[Key, Result]):
         dead.process.join(5)
         reason = _death_reason(dead.process)
         dead.connection.close()
+        self._deaths += 1
+        if not self._answered and self._deaths >= _DEATHS_BEFORE_GIVING_UP:
+            # Not a file's fault: the workers cannot run at all (a broken install, a script that spawns
+            # without a ``__main__`` guard). Retrying every file would take forever and skip them all.
+            raise RuntimeError(f"parse workers die before answering: {reason}")
         if batch.retry:
             ((_, path, _),) = batch.jobs
             log.error("%s twice while parsing %s: skipped", reason, path)

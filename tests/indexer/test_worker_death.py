@@ -81,3 +81,11 @@ def test_a_refresh_whose_worker_segfaults_finishes_and_skips_that_file(
     dying, clean = dump_store(tmp_path / "dying.sqlite"), dump_store(tmp_path / "clean.sqlite")
     for table in ("symbols", "chunks", "counts", "integrity"):
         assert dying[table] == clean[table]
+
+
+def test_workers_that_cannot_run_at_all_fail_the_run_instead_of_every_file() -> None:
+    names = [f"kill{n}.py" for n in range(40)]
+    with pytest.raises(
+        RuntimeError, match=r"^parse workers die before answering: parse worker died \(SIGKILL\)$"
+    ):
+        list(run_in_workers(_jobs(names), 2, dying_rows))
