@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.process_memory import ProcessTreeMemory
 from indexer.positions import cursor_offset
 from indexer.records import unpack_tags
 from indexer.retrieval.base import RetrievalContext, RetrievalQuery, Snippet
@@ -75,7 +76,8 @@ def _bench_indexing(index: WorkspaceIndex, root: Path) -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     cpu_before = _cpu_seconds(resource.RUSAGE_SELF), _cpu_seconds(resource.RUSAGE_CHILDREN)
     load_before = os.getloadavg()[0]
-    full = index.refresh()
+    with ProcessTreeMemory() as together:
+        full = index.refresh()
     cpu_parent = _cpu_seconds(resource.RUSAGE_SELF) - cpu_before[0]
     cpu_workers = _cpu_seconds(resource.RUSAGE_CHILDREN) - cpu_before[1]
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -93,6 +95,10 @@ def _bench_indexing(index: WorkspaceIndex, root: Path) -> None:
     print(
         f"  CPU: {cpu_parent:.1f} s in this process, {cpu_workers:.1f} s in parse workers; "
         f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores"
+    )
+    print(
+        f"  resident together (this process and its workers, sampled): peak RSS {together.rss_mb:.0f} MB, "
+        f"peak PSS {together.pss_mb:.0f} MB, {together.processes} processes"
     )
     print(f"  skipped: {full.skipped_by_reason()}")
     again = index.refresh()

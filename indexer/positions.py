@@ -46,6 +46,8 @@ class LineIndex:
             starts.append(position + 1)
             position = find(b"\n", position + 1)
         self.line_starts = starts
+        # In an ASCII file (most source files) a byte column is its UTF-16 column.
+        self._ascii = data.isascii()
 
     @property
     def line_count(self) -> int:
@@ -55,6 +57,8 @@ class LineIndex:
 
     def column(self, line: int, byte_column: int) -> int:
         """The UTF-16 column of a tree-sitter point (row, byte column)."""
+        if self._ascii:
+            return byte_column
         start = self.line_starts[line]
         return utf16_column(self.data[start : start + byte_column])
 

@@ -1,15 +1,14 @@
 """Bringing the store up to date with the workspace: a plan of add / update / delete by content hash.
 
 A file whose size and modification time match the store is not even read; one whose bytes hash to the
-stored hash is not parsed again. Writes are batched into transactions of whole files, so a killed
-refresh loses at most its last batch and leaves the store consistent. Batches start small, so the
-first files are searchable soon, and grow as a large refresh goes on (every commit flushes the
-full-text index, which costs less per file in larger batches).
+stored hash is not parsed again. Writes go into transactions of whole files (``indexer.write_batch``),
+so a killed refresh loses at most its last batch and leaves the store consistent.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -18,17 +17,12 @@ from pathlib import Path
 
 from indexer.file_rows import FileRows
 from indexer.parse_pool import MIN_FILES_FOR_WORKERS, rows_in_order
+from indexer.parse_workers import WorkerDied
 from indexer.skipping import SkipPolicy, WorkspaceFile, content_skip_reason, path_skip_reason, walk_workspace
-from indexer.store import IndexStore, content_hash
+from indexer.store import IndexStore, content_hash, is_write_failure
+from indexer.write_batch import WriteBatch
 
 log = logging.getLogger(__name__)
-
-# Commit after this many written files or seconds, whichever comes first; both double with every
-# commit of a refresh, up to the maxima.
-_BATCH_FILES = 200
-_BATCH_SECONDS = 0.5
-_MAX_BATCH_FILES = 1600
-_MAX_BATCH_SECONDS = 2.0
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -45,6 +39,8 @@ class RefreshReport:
     symbols: int = 0
     chunks: int = 0
     seconds: float = 0.0
+    error: str | None = None
+    """Why the refresh stopped early (the disk is full): what was committed before it keeps serving."""
 
     @property
     def indexed(self) -> int:
@@ -86,34 +82,14 @@ class _Refresher:
         self.known = store.file_states(paths)
         self.known_skipped = store.skipped_states(paths)
         self.report = RefreshReport()
-        self._pending: list[Callable[[], None]] = []
-        self._batch_started = time.monotonic()
-        self._batch_files = _BATCH_FILES
-        self._batch_seconds = _BATCH_SECONDS
-
-    def write(self, action: Callable[[], None]) -> None:
-        """Queues a write; commits the batch when it is large or old enough."""
-        self._pending.append(action)
-        too_old = time.monotonic() - self._batch_started > self._batch_seconds
-        if len(self._pending) >= self._batch_files or too_old:
-            self.commit()
-            self._batch_files = min(2 * self._batch_files, _MAX_BATCH_FILES)
-            self._batch_seconds = min(2 * self._batch_seconds, _MAX_BATCH_SECONDS)
-
-    def commit(self) -> None:
-        """Writes the queued actions in one transaction."""
-        if self._pending:
-            with self.store.transaction():
-                for action in self._pending:
-                    action()
-            self._pending = []
-        self._batch_started = time.monotonic()
+        self.batch = WriteBatch(store, self.report)
 
     def forget(self, path: str) -> None:
         """Deletes a file from the store, if it is there."""
         if path in self.known or path in self.known_skipped:
-            self.write(lambda: self.store.delete_file(path))
-            self.report.deleted += path in self.known
+            if path in self.known:
+                self.batch.count("deleted")
+            self.batch.write(lambda: self.store.delete_file(path))
 
     def check(self, file: WorkspaceFile) -> tuple[_ParseJob, bytes] | None:
         """Decides what a file needs; returns it with its bytes when it must be parsed."""
@@ -130,39 +106,41 @@ class _Refresher:
                 report.skipped.append((path, skipped[2]))
                 return None
             try:
-                data = (self.root / path).read_bytes()
+                # One byte past the limit is enough to know a file grew too large since the walk saw it.
+                with open(self.root / path, "rb") as stream:
+                    data = stream.read(self.policy.max_file_bytes + 1)
             except OSError as error:
                 report.skipped.append((path, f"unreadable ({error.strerror})"))
-                return None
-            reason = content_skip_reason(data, self.policy)
-            if reason is not None:
-                report.skipped.append((path, reason))
-                self.write(lambda: self.store.write_skipped(path, size, mtime, reason))
                 return None
         else:
             data = buffer_text.encode("utf-8")
             # A buffer's stat matches no file on disk, so the next refresh without it reads the disk again.
             size, mtime = -1, -1
+        reason = content_skip_reason(data, self.policy)
+        if reason is not None:  # an editor's buffer too: a 50 MB line typed or pasted is not parsed
+            report.skipped.append((path, reason))
+            self.batch.write(lambda: self.store.write_skipped(path, size, mtime, reason))
+            return None
         digest = content_hash(data)
         if state is not None and state.content_hash == digest:
             report.unchanged += 1
-            self.write(lambda: self.store.update_stat(path, size, mtime))
+            self.batch.write(lambda: self.store.update_stat(path, size, mtime))
             return None
         return _ParseJob(path, size, mtime, digest, is_new=state is None), data
 
     def store_rows(self, job: _ParseJob, rows: FileRows | Exception) -> None:
         """Writes a parsed file, or reports why it could not be parsed."""
+        if isinstance(rows, WorkerDied):  # logged by the pool, with the signal
+            self.report.skipped.append((job.path, str(rows)))
+            return
         if isinstance(rows, Exception):
             log.error("indexing %s failed: %r", job.path, rows)
             self.report.skipped.append((job.path, f"indexing failed ({type(rows).__name__})"))
             return
-        self.report.symbols += len(rows.symbols)
-        self.report.chunks += len(rows.chunks)
-        if job.is_new:
-            self.report.added += 1
-        else:
-            self.report.updated += 1
-        self.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, rows))
+        self.batch.count("symbols", len(rows.symbols))
+        self.batch.count("chunks", len(rows.chunks))
+        self.batch.count("added" if job.is_new else "updated")
+        self.batch.write(lambda: self.store.write_file(job.path, job.digest, job.size, job.mtime_ns, rows))
 
     def parse_and_store(
         self, files: list[WorkspaceFile], workers: int, progress: ProgressCallback | None
@@ -183,9 +161,14 @@ class _Refresher:
             for file in files
             if (state := self.known.get(file.relative_path)) is None or state.mtime_ns != file.mtime_ns
         )
-        use_workers = workers if maybe_changed >= MIN_FILES_FOR_WORKERS else 1
-        for job, rows in rows_in_order(jobs(), use_workers):
-            self.store_rows(job, rows)
+        if maybe_changed < MIN_FILES_FOR_WORKERS:
+            for job, rows in rows_in_order(jobs(), 1):
+                self.store_rows(job, rows)
+            return
+        with self.store.bulk_writes():
+            for job, rows in rows_in_order(jobs(), workers):
+                self.store_rows(job, rows)
+            self.batch.commit()
 
 
 def refresh_workspace(
@@ -206,13 +189,29 @@ def refresh_workspace(
     present = {file.relative_path for file in walk.files}
     # Unsaved documents with no file on disk yet are indexed too.
     files = walk.files + [WorkspaceFile(path, -1, -1) for path in sorted(set(buffers) - present)]
-    refresher.parse_and_store(files, workers, progress)
-    present.update(buffers)
-    for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
-        refresher.forget(path)
-    refresher.commit()
+    try:
+        refresher.parse_and_store(files, workers, progress)
+        present.update(buffers)
+        for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
+            refresher.forget(path)
+        refresher.batch.commit()
+    except sqlite3.Error as error:
+        refresher.batch.abort(error)
+        if not is_write_failure(error):
+            raise
+        _stopped(refresher.report, error)
+    except BaseException as error:
+        refresher.batch.abort(error)
+        raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
+
+
+def _stopped(report: RefreshReport, error: sqlite3.Error) -> None:
+    report.error = f"index not updated: {error}"
+    log.warning(
+        "%s (%d files indexed before it; the rest wait for the next refresh)", report.error, report.indexed
+    )
 
 
 def refresh_paths(
@@ -226,17 +225,26 @@ def refresh_paths(
     started = time.perf_counter()
     buffers = buffers or {}
     refresher = _Refresher(root, store, policy, buffers, relative_paths)
-    files: list[WorkspaceFile] = []
-    for path in relative_paths:
-        reason = path_skip_reason(root, path, policy) if path not in buffers else None
-        if reason is None:
-            files.append(WorkspaceFile(path, *_stat(root / path)))
-            continue
-        refresher.forget(path)
-        if reason != "missing":
-            refresher.report.skipped.append((path, reason))
-    refresher.parse_and_store(files, workers=1, progress=None)
-    refresher.commit()
+    try:
+        files: list[WorkspaceFile] = []
+        for path in relative_paths:
+            reason = path_skip_reason(root, path, policy) if path not in buffers else None
+            if reason is None:
+                files.append(WorkspaceFile(path, *_stat(root / path)))
+                continue
+            refresher.forget(path)
+            if reason != "missing":
+                refresher.report.skipped.append((path, reason))
+        refresher.parse_and_store(files, workers=1, progress=None)
+        refresher.batch.commit()
+    except sqlite3.Error as error:
+        refresher.batch.abort(error)
+        if not is_write_failure(error):
+            raise
+        _stopped(refresher.report, error)
+    except BaseException as error:
+        refresher.batch.abort(error)
+        raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
 

@@ -162,6 +162,8 @@ def path_skip_reason(root: Path, relative_path: str, policy: SkipPolicy) -> str 
                 entry = next((entry for entry in entries if entry.name == parts[depth]), None)
             if entry is None:
                 return "missing"
+            if entry.is_symlink():
+                return "symlinked directory"  # the walk does not follow them either: no loops, no twins
             reason = _directory_skip_reason(entry, child, rule_sets, policy)
             if reason is not None:
                 return reason

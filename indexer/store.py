@@ -37,11 +37,25 @@ TERM_COUNT_FLOOR = 50
 # Definitions of this many names are kept for retrieval between writes (common names such as
 # ``__init__`` have thousands of definitions, and sorting them is most of a query's cost).
 _CACHED_NAMES = 4096
+# Pages of WAL between checkpoints in a bulk refresh (SQLite's default is 1,000): fewer checkpoints
+# write each page of the growing full-text index back fewer times.
+_BULK_CHECKPOINT_PAGES = 16384
 
 
 def content_hash(data: bytes) -> str:
     """The key that decides whether a file changed."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def is_write_failure(error: sqlite3.Error) -> bool:
+    """Whether SQLite could not write (a full disk or quota, an I/O error, a read-only file): the
+    database is still what it was, so it keeps serving and a later refresh tries again."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_READONLY,
+    )
 
 
 @dataclass(frozen=True)
@@ -128,11 +142,30 @@ class IndexStore:
             self._writer.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                self._writer.execute("COMMIT")
             except BaseException:
-                self._writer.execute("ROLLBACK")
+                # SQLite rolls some failures back by itself (a full disk can): then there is nothing to undo.
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
                 raise
-            self._writer.execute("COMMIT")
             self._forget_cached_reads()
+
+    @contextlib.contextmanager
+    def bulk_writes(self) -> Iterator[None]:
+        """For a large refresh: no fsync at commits and a checkpoint every 64 MiB of WAL instead of 4.
+
+        A process killed meanwhile still leaves the last committed state (the WAL is written in order);
+        only an operating-system crash or power loss can lose it, and a database SQLite then finds
+        damaged is rebuilt (``indexer.schema``). It is an index: the files are the truth."""
+        with self._write_lock:
+            self._writer.execute("PRAGMA synchronous=OFF")
+            self._writer.execute(f"PRAGMA wal_autocheckpoint={_BULK_CHECKPOINT_PAGES}")
+        try:
+            yield
+        finally:
+            with self._write_lock:
+                self._writer.execute("PRAGMA synchronous=NORMAL")
+                self._writer.execute("PRAGMA wal_autocheckpoint=1000")
 
     def _forget_cached_reads(self) -> None:
         """After a commit: answers cached from before it are stale, and so is any query begun before it."""
@@ -277,6 +310,8 @@ class IndexStore:
         through a connection of its own so retrieval is not held up meanwhile."""
         connection = connect(self.db_path)
         try:
+            # One pass over the vocabulary: a page cache would only hold pages never read again.
+            connection.execute("PRAGMA cache_size=-2048")
             connection.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, chunks_fts, row)")
             total = connection.execute("SELECT count(*) FROM chunks").fetchone()[0]
             ceiling = max(50, int(total * COMMON_TERM_SHARE))

@@ -106,10 +106,17 @@ class WorkspaceIndex:
         Costs a parse and a write of one file. While a refresh runs it returns at once, and the
         refresh indexes the buffer when it finishes."""
         relative = self.relative_path(path)
+        # A buffer too large to index (a 50 MB line) is not compared against either: its windows would
+        # cost more than a keystroke may.
+        comparable = len(text) <= self.policy.max_file_bytes
         with self._state_lock:
             self._buffers[relative] = text
-            self._remember(relative, text)
-        self._recent_windows.prepare(relative, text)
+            if comparable:
+                self._remember(relative, text)
+            else:
+                self._recent.pop(relative, None)
+        if comparable:
+            self._recent_windows.prepare(relative, text)
         self._index_soon(relative)
 
     def close_buffer(self, path: str | Path) -> None:
@@ -153,7 +160,11 @@ class WorkspaceIndex:
 
     def set_recent_documents(self, documents: list[tuple[str, str]]) -> None:
         """Replaces the recently edited documents (path, text) the "recent" retriever compares against."""
-        kept = [(self.relative_path(path), text) for path, text in documents[-_RECENT_DOCUMENTS:]]
+        kept = [
+            (self.relative_path(path), text)
+            for path, text in documents[-_RECENT_DOCUMENTS:]
+            if len(text) <= self.policy.max_file_bytes
+        ]
         with self._state_lock:
             self._recent.clear()
             self._recent.update(kept)

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from lsprotocol import types
 
 from lsp_server.edit_target import command_target, range_from_json
-from lsp_server.indexing import start_index
+from lsp_server.indexing import refresh_index, start_index
 from lsp_server.proposed_edit import FIX_TITLE, NOT_VERIFIED, REFACTOR_TITLE, ProposedEdit, propose_edit
 from lsp_server.rewrite.prompts import DEFAULT_INSTRUCTION
 from lsp_server.server import CodedraftServer
@@ -27,11 +26,13 @@ def setup(server: CodedraftServer) -> None:
         if ls.workspace_root is None:
             return {"indexed": False, "reason": "no workspace folder"}
         if ls.index is None:
-            ls.index = await start_index(ls.settings.index, ls.status, ls.workspace_root)
+            ls.index = await start_index(ls.settings.index, ls.status, ls.workspace_root, ls)
             return {"indexed": ls.index is not None}
         ls.status.update(indexing=True, index_message=f"re-indexing {ls.workspace_root.name}")
         try:
-            report = await asyncio.to_thread(ls.index.refresh, ls.status.index_progress)
+            report = await refresh_index(
+                ls.index, ls.status, ls, f"codedraft: re-indexing {ls.workspace_root.name}"
+            )
         finally:
             ls.status.update(indexing=False, index_message=None)
         return {"indexed": True, "added": report.added, "updated": report.updated, "deleted": report.deleted}

@@ -76,7 +76,7 @@ async def _pull_configuration(ls: CodedraftServer) -> None:
 
 
 async def _index(ls: CodedraftServer, root: Path) -> None:
-    ls.index = await start_index(ls.settings.index, ls.status, root)
+    ls.index = await start_index(ls.settings.index, ls.status, root, ls)
 
 
 async def _connect_daemon(ls: CodedraftServer) -> None:
