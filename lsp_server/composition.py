@@ -13,6 +13,7 @@ from lsp_server.features import (
     cursor,
     documents,
     inline_completion,
+    inspection,
     lifecycle,
     next_edit,
 )
@@ -30,6 +31,7 @@ def create_server() -> CodedraftServer:
         completion_items,
         code_actions,
         commands,
+        inspection,
         next_edit,
     ):
         feature.setup(server)
