@@ -29,6 +29,7 @@ from lsp_server.config import DaemonSettings, Settings
 from lsp_server.cursor_prefill import CursorPrefill
 from lsp_server.daemon_supervisor import DaemonSupervisor
 from lsp_server.next_edit.service import NextEditService
+from lsp_server.protocol import CodedraftProtocol
 from lsp_server.reply_stream import EditorReplyStream, begin_reply_stream
 from lsp_server.status import StatusReporter
 from lsp_server.workspace_documents import WorkspaceDocuments
@@ -46,7 +47,7 @@ class CodedraftServer(LanguageServer):
     """A pygls server holding what the features share: settings, status, daemon, index, completions."""
 
     def __init__(self) -> None:
-        super().__init__("codedraft", codedraft_version())
+        super().__init__("codedraft", codedraft_version(), protocol_cls=CodedraftProtocol)
         self.settings = Settings()
         self.status = StatusReporter(self._notify, self.show_warning)
         self.pinned_daemon_address: str | None = None
