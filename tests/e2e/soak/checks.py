@@ -28,9 +28,10 @@ RESTART_TIMEOUT_S = 120.0
 """How long the server may take to serve suggestions again after the daemon was killed."""
 INDEX_TIMEOUT_S = 30.0
 """How long the server's index may take to catch up with the files once every document is closed."""
-GROWTH_KIB = 48 * 1024
+GROWTH_KIB = {"server": 8 * 1024, "daemon": 48 * 1024}
 """How much a process's resident memory may grow between the first sample after warming up and the
-last: a leak per edit or per request, over thousands of them, exceeds this."""
+last. The server grew 1.5 MiB over a 5,000-edit session once pygls stopped keeping a future per
+notification (14 MiB before); the daemon's moves by 10-20 MiB with the prompts it holds."""
 
 Samples = list[tuple[int, int, int]]
 """Resident memory samples: (step, pid, KiB)."""
@@ -82,14 +83,14 @@ def check_daemon_idle(session: LspSession, address: str) -> Any:
 
 
 def check_memory(process: str, samples: Samples) -> None:
-    """The last process's resident memory grew by at most :data:`GROWTH_KIB` from its second sample
+    """The last process's resident memory grew by at most its :data:`GROWTH_KIB` from its second sample
     (the first may precede warming up) to its last."""
     last_pid = samples[-1][1] if samples else None
     mine = [sample for sample in samples if sample[1] == last_pid]
     if len(mine) < 3:
         return  # this process has not lived long enough to compare early and late samples
     (first_step, _, early), (last_step, _, late) = mine[1], mine[-1]
-    assert late - early <= GROWTH_KIB, (
+    assert late - early <= GROWTH_KIB[process], (
         f"the {process}'s resident memory grew by {(late - early) // 1024} MiB "
         f"({early // 1024} -> {late // 1024}) over steps {first_step}-{last_step}: {samples}"
     )

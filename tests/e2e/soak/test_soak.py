@@ -45,7 +45,9 @@ pytestmark = pytest.mark.skipif(
     reason="a soak of minutes: run `make e2e` (it sets CODEDRAFT_E2E_SOAK=1)",
 )
 
-STEPS = int(os.environ.get("CODEDRAFT_SOAK_STEPS", "1200"))
+STEPS = int(os.environ.get("CODEDRAFT_SOAK_STEPS", "700"))
+"""Steps per session: about what hypothesis lets one example draw (it ends a session earlier when its
+data runs out), so that both kills happen."""
 EXAMPLES = int(os.environ.get("CODEDRAFT_SOAK_EXAMPLES", "1"))
 SHRINK = os.environ.get("CODEDRAFT_SOAK_SHRINK", "1") == "1"
 """Whether a failing session is shrunk (minutes: every try runs a fresh server and daemon)."""
