@@ -37,4 +37,7 @@ class CodedraftProtocol(LanguageServerProtocol):
     def _forget(self, msg_id: Any, done: Any) -> None:
         # a request's entry may already be gone (answered), or a newer one filed under its id
         if self._request_futures.get(msg_id) is done:
-            del self._request_futures[msg_id]
+            # a new dict, not a deletion: pygls cancels what runs at shutdown by iterating this one,
+            # and a cancelled future of its generator handlers calls back at once, mid-iteration
+            # (the dict holds only the handlers still running: a short copy)
+            self._request_futures = {key: f for key, f in self._request_futures.items() if key != msg_id}

@@ -13,12 +13,16 @@ from pygls.protocol import LanguageServerProtocol
 from lsp_server.protocol import CodedraftProtocol
 
 
-def _server(protocol: type[LanguageServerProtocol]) -> tuple[LanguageServer, list[Any]]:
+def _server(
+    protocol: type[LanguageServerProtocol], opened: asyncio.Event | None = None
+) -> tuple[LanguageServer, list[Any]]:
     server = LanguageServer("test", "1", protocol_cls=protocol)
     seen: list[Any] = []
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        if opened is not None:
+            await opened.wait()
         seen.append(params.text_document.uri)
 
     @server.feature("custom/ping")
@@ -55,3 +59,23 @@ async def test_pygls_alone_keeps_a_future_per_notification() -> None:
     await _notify_many(server)
     assert len(seen) == 100
     assert len(server.protocol._request_futures) >= 100
+
+
+async def test_shutdown_cancels_the_handlers_still_running() -> None:
+    """pygls cancels them by iterating the dict, and each cancelled one calls back at once."""
+    never = asyncio.Event()
+    server, seen = _server(CodedraftProtocol, opened=never)
+    for number in range(3):
+        document = types.TextDocumentItem(
+            uri=f"file:///t{number}.py", language_id="python", version=1, text="x"
+        )
+        server.protocol._handle_notification(
+            types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(text_document=document)
+        )
+    await asyncio.sleep(0.05)
+    assert len(server.protocol._request_futures) == 6  # pygls's own handler and ours, for each
+    for _ in server.protocol.lsp_shutdown():
+        pass
+    await asyncio.sleep(0.05)
+    assert seen == []
+    assert server.protocol._request_futures == {}
