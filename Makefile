@@ -66,10 +66,12 @@ ext-test:
 
 # llama.cpp's server (llama-cpp-python compiles it) behind `codedraft daemon --backend`; then a real VS
 # Code (code-server) with the packaged extension, against `codedraft lsp` and the daemon on the default
-# model (SmolLM2-135M-Instruct); installs code-server and Chromium on first use.
+# model (SmolLM2-135M-Instruct); installs code-server and Chromium on first use. The soak (a day's editor
+# session compressed into minutes, tests/e2e/soak): CODEDRAFT_SOAK_STEPS sizes it, -s prints what it did.
 e2e: $(STAMP)
 	$(PY) -m pip install -q -c constraints.txt 'llama-cpp-python[server]==0.3.36'
 	CODEDRAFT_E2E_LLAMACPP=1 $(PY) -m pytest -q tests/e2e/test_llamacpp_backend.py
+	CODEDRAFT_E2E_SOAK=1 $(PY) -m pytest -q -s tests/e2e/soak
 	cd vscode-extension && npm ci --no-audit --no-fund && bash e2e/run.sh
 
 # The daemon's CUDA path on a real GPU: the exactness tests marked gpu, then the engine and daemon

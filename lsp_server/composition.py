@@ -14,6 +14,7 @@ from lsp_server.features import (
     cursor,
     documents,
     inline_completion,
+    inspection,
     lifecycle,
     next_edit,
 )
@@ -32,6 +33,7 @@ def create_server() -> CodedraftServer:
         completion_feedback,
         code_actions,
         commands,
+        inspection,
         next_edit,
     ):
         feature.setup(server)

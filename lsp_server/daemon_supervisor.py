@@ -98,7 +98,11 @@ class DaemonSupervisor:
     async def client(self) -> InferenceClient:
         """A client of a ready daemon; raises ``ConnectionError`` saying why there is none yet."""
         if self._client is not None and self._ready:
-            return self._client
+            # A daemon this server started that was killed is noticed here: calls to it need not fail
+            # with UNAVAILABLE (they wait for the channel until their deadline), so they cannot tell.
+            if (exited := self._process.failure() if self._process is not None else None) is None:
+                return self._client
+            self.failed(ConnectionError(f"the daemon exited: {exited}"))
         if time.monotonic() < self._retry_at:
             raise ConnectionError(f"{self._status.status.message} (next attempt in {self._retry_in():.0f} s)")
         async with self._lock:

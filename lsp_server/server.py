@@ -33,9 +33,9 @@ from lsp_server.cursor_prefill import CursorPrefill
 from lsp_server.daemon_supervisor import DaemonSupervisor
 from lsp_server.message_intake import serve_frames, socket_frames, stdin_frames, stdin_of
 from lsp_server.next_edit.service import NextEditService
+from lsp_server.protocol import CodedraftProtocol
 from lsp_server.reply_stream import EditorReplyStream, begin_reply_stream
 from lsp_server.status import StatusReporter
-from lsp_server.utf16_positions import Utf16Protocol
 from lsp_server.workspace_documents import WorkspaceDocuments
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class CodedraftServer(LanguageServer):
     """A pygls server holding what the features share: settings, status, daemon, index, completions."""
 
     def __init__(self) -> None:
-        super().__init__("codedraft", codedraft_version(), protocol_cls=Utf16Protocol)
+        super().__init__("codedraft", codedraft_version(), protocol_cls=CodedraftProtocol)
         self.settings = Settings()
         self.status = StatusReporter(self._notify, self.show_warning)
         self.pinned_daemon_address: str | None = None

@@ -73,9 +73,11 @@ async def running_lsp(
     client_name: str = "visual-studio-code",
     daemon_address: str | None = None,
     settings: dict[str, Any] | None = None,
+    log_level: str = "info",
 ) -> AsyncIterator[RecordingClient]:
-    """A language server for ``workspace``, initialized as ``client_name`` would."""
-    command = [CODEDRAFT, "--log-level", "info", "lsp"]
+    """A language server for ``workspace``, initialized as ``client_name`` would, logging at
+    ``log_level``."""
+    command = [CODEDRAFT, "--log-level", log_level, "lsp"]
     if daemon_address is not None:
         command += ["--daemon", daemon_address]
     env = {
