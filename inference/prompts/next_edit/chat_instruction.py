@@ -68,12 +68,30 @@ class ChatInstructionFormat:
 
     def parse(self, reply: str, request: NextEditInput, stopped: bool) -> str | None:
         """The code block the reply continues (the prompt opened it), cursor marks removed; None when
-        it never closes (a reply that `stopped`, at `BLOCK_END` or its turn's end, counts as closed)."""
+        it never closes (a reply that `stopped`, at `BLOCK_END` or its turn's end, counts as closed),
+        or when it closed early (`_closed_early`): a small instruct model closes its block before the
+        region's end far more often than a next edit deletes a region's end (a rewrite that re-joined
+        the region has its end appended, `rejoin`)."""
         block = OPENER + _prefill(request) + reply
         match = _FENCE.match(block) or (_FENCE.match(block + BLOCK_END) if stopped else None)
         if match is None:
             return None
-        return with_region_end(without_final_newline(match.group(1).replace(CURSOR, "")), request.region)
+        rewritten = without_final_newline(match.group(1).replace(CURSOR, ""))
+        if _closed_early(rewritten, request):
+            return None
+        return with_region_end(rewritten, request.region)
+
+
+def _closed_early(rewritten: str, request: NextEditInput) -> bool:
+    """Whether the rewrite dropped the region's end: fewer non-blank lines below the cursor's line
+    than the region has, and not the region's last one."""
+
+    def below(text: str) -> list[str]:
+        lines = text[request.cursor :].split("\n")[1:]
+        return [line.rstrip() for line in lines if line.strip()]
+
+    original, written = below(request.region), below(rewritten)
+    return len(written) < len(original) and (not written or written[-1] != original[-1])
 
 
 def _prefill(request: NextEditInput) -> str:

@@ -110,6 +110,10 @@ def test_malformed_replies_are_rejected() -> None:
     assert zeta.parse(two_starts, REQUEST, True) is None
     assert zeta.parse("<|editable_region_end|>\nx\n<|editable_region_start|>\n", REQUEST, True) is None
     assert chat.parse("):", REQUEST, False) is None  # cut by the limit: never closed
+    # closed before the region's last line below the cursor: an early close, not a deletion
+    assert chat.parse("):\n```", REQUEST, True) is None
+    # a line changed, none dropped
+    assert chat.parse("):\n    pass\n```", REQUEST, True) == "def area(w, h, d):\n    pass\n"
 
 
 def _tokenizer(tmp_path: Path, special_tokens: tuple[str, ...], **config: object) -> Tokenizer:
@@ -141,3 +145,8 @@ def test_tokenizer_config_names_the_format(tmp_path: Path) -> None:
     wrong = _tokenizer(tmp_path / "wrong", SPECIAL_TOKENS, next_edit_format="copilot")
     with pytest.raises(ValueError, match="unknown next_edit_format 'copilot'"):
         detect_next_edit_format(wrong)
+
+
+def test_a_chat_reply_may_change_the_last_line_when_the_cursor_is_on_it() -> None:
+    at_end = NextEditInput(path="a.py", region="x = 1\ny = f(", cursor=len("x = 1\ny = f("))
+    assert FORMATS["chat"].parse("a)\n```", at_end, True) == "x = 1\ny = f(a)"
