@@ -161,6 +161,10 @@ async def serve_frames(frames: FrameReader, protocol: JsonRPCProtocol, stop: thr
             protocol.handle_message(message)
         except Exception:
             log.exception("a message's handler failed")
+        # Let the handlers this message started take their first step before the next message is
+        # handled, as when each message was read on its own: a didChange's handler feeds the edit
+        # history before the accept command that follows it in the same chunk runs.
+        await asyncio.sleep(0)
 
 
 def stdin_frames(stdin: BinaryIO, pool: ThreadPoolExecutor) -> FrameReader:
