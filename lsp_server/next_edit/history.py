@@ -61,11 +61,30 @@ class EditHistory:
         self._documents: dict[str, _Document] = {}
         self._edits: list[FileEdit] = []  # oldest first
         self._expected: dict[str, str] = {}  # path -> its text once a suggestion is applied
+        self._prompt_start: FileEdit | None = None  # the oldest edit of the last prompt's history
 
     def edits(self, max_tokens: int | None = None) -> list[FileEdit]:
         """The edits to send, oldest first, within the bounds (the newest ones that fit; at most
         ``max_tokens`` of diffs when given, within the history's own bound)."""
-        limit = self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens)
+        return self._newest(self.max_tokens if max_tokens is None else min(max_tokens, self.max_tokens))
+
+    def prompt_edits(self, max_tokens: int) -> list[FileEdit]:
+        """The edits for a prompt of at most ``max_tokens`` of diffs, oldest first, from a start that
+        stays put while the edits after it fit: a prompt's history then only grows at its end, so the
+        daemon's cache keeps it across predictions. When the edits from that start no longer fit,
+        the start moves up to the newest edits that fill half of ``max_tokens`` (the prompt changes
+        there once, not at every new edit as a sliding window would)."""
+        limit = min(max_tokens, self.max_tokens)
+        start = next((i for i, edit in enumerate(self._edits) if edit is self._prompt_start), None)
+        if start is not None:
+            window = self._edits[start:]
+            if len(window) <= self.max_edits and sum(self.estimate.tokens(e.diff) for e in window) <= limit:
+                return list(window)
+        window = self._newest(limit // 2) or self._newest(limit)
+        self._prompt_start = window[0] if window else None
+        return window
+
+    def _newest(self, limit: int) -> list[FileEdit]:
         kept: list[FileEdit] = []
         tokens = 0
         for edit in reversed(self._edits):

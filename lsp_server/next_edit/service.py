@@ -39,8 +39,9 @@ RENAMED = "the rename was offered; nothing more until the next edit"
 STALE = "the document changed while the model was predicting"
 NO_REPLY = "the model's reply was not a rewrite of the region"
 TOO_LONG = "the line at the cursor is too long for a next-edit region"
-SNIPPETS_KEPT_LINES = 10
-"""A prediction within this many lines of the last one in a document sends the same snippets."""
+SNIPPETS_KEPT_LINES = 40
+"""A prediction within this many lines of the last one in a document sends the same snippets (they
+open the prompt: new ones make the daemon compute the whole prompt again)."""
 MAX_TRACKED_CHARS = 2_000_000
 """Documents longer than this keep no edit history (diffing them on every keystroke is too slow)."""
 
@@ -198,7 +199,7 @@ class NextEditService:
         language = self.documents.language(path)
         cursor = offset_of(text, (line, column))
         snippets = await asyncio.to_thread(self._snippets, settings, path, text, line, column)
-        history = self.history.edits(settings.history_budget_tokens)
+        history = self.history.prompt_edits(settings.history_budget_tokens)
         question = question_at(path, language, text, line, cursor, history, snippets, f"next-edit:{path}")
         if question is None:
             return Answer([], TOO_LONG)

@@ -185,3 +185,30 @@ def test_a_smaller_budget_sends_only_the_newest_edits_that_fit() -> None:
     one = history.estimate.tokens(every[-1].diff)
     assert history.edits(one) == every[-1:]
     assert history.edits(one - 1) == []
+
+
+def test_a_prompts_history_keeps_its_start_until_it_no_longer_fits() -> None:
+    """Each edit in its own file (one edit each), 10 s apart; the prompt's history only grows at its
+    end while it fits, then restarts from the newest edits filling half the budget."""
+    history = EditHistory()
+    paths = [f"m{n}.py" for n in range(8)]
+    for path in paths:
+        history.open(path, 1, TEXT)
+    size = history.estimate.tokens(unified_diff("m0.py", TEXT, TEXT.replace("(2, 3)", "(2, 4)")))
+    budget = 4 * size  # four edits fit, two fill half of it
+    shown: list[list[str]] = []
+    for number, path in enumerate(paths):
+        history.change(path, 2, TEXT.replace("(2, 3)", "(2, 4)"), 10.0 * number)
+        shown.append([edit.path for edit in history.prompt_edits(budget)])
+    assert shown == [
+        ["m0.py"],
+        ["m0.py", "m1.py"],
+        ["m0.py", "m1.py", "m2.py"],
+        ["m0.py", "m1.py", "m2.py", "m3.py"],
+        ["m3.py", "m4.py"],  # five no longer fit: the newest that fill half
+        ["m3.py", "m4.py", "m5.py"],
+        ["m3.py", "m4.py", "m5.py", "m6.py"],
+        ["m6.py", "m7.py"],
+    ]
+    # edits() still slides: the newest four
+    assert [edit.path for edit in history.edits(budget)] == ["m4.py", "m5.py", "m6.py", "m7.py"]

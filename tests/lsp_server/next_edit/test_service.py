@@ -199,7 +199,7 @@ def test_huge_documents_are_bounded_like_completions() -> None:
 
 
 def test_snippets_stay_the_same_while_the_cursor_stays_near() -> None:
-    text = "".join(f"v{n} = {n}\n" for n in range(60))
+    text = "".join(f"v{n} = {n}\n" for n in range(120))
     docs = Docs({"a.py": text})
     found: list[int] = []
 
@@ -209,7 +209,7 @@ def test_snippets_stay_the_same_while_the_cursor_stays_near() -> None:
 
     service, asked = _service(docs, [pb.PredictEditReply(parsed=False)] * 3)
     service.retrieve = retrieve
-    for line in (5, 12, 40):
+    for line in (5, 40, 90):  # within SNIPPETS_KEPT_LINES (40), then beyond
         asyncio.run(service.predict("a.py", line, 0))
-    assert found == [5, 40]
-    assert [r.snippets[0].text for r in asked] == ["near 5\n", "near 5\n", "near 40\n"]
+    assert found == [5, 90]
+    assert [r.snippets[0].text for r in asked] == ["near 5\n", "near 5\n", "near 90\n"]
