@@ -7,6 +7,7 @@ so a killed refresh loses at most its last batch and leaves the store consistent
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import time
@@ -189,11 +190,22 @@ def refresh_workspace(
     present = {file.relative_path for file in walk.files}
     # Unsaved documents with no file on disk yet are indexed too.
     files = walk.files + [WorkspaceFile(path, -1, -1) for path in sorted(set(buffers) - present)]
-    try:
+    with _writing(refresher):
         refresher.parse_and_store(files, workers, progress)
         present.update(buffers)
         for path in sorted((set(refresher.known) | set(refresher.known_skipped)) - present):
             refresher.forget(path)
+    refresher.report.seconds = time.perf_counter() - started
+    return refresher.report
+
+
+@contextlib.contextmanager
+def _writing(refresher: _Refresher) -> Iterator[None]:
+    """Commits what the block wrote into the refresh's open batch. A failed write (a full disk)
+    rolls the batch back and stops the refresh with its reason, the committed index serving on; any
+    other failure rolls it back and goes on up."""
+    try:
+        yield
         refresher.batch.commit()
     except sqlite3.Error as error:
         refresher.batch.abort(error)
@@ -203,8 +215,6 @@ def refresh_workspace(
     except BaseException as error:
         refresher.batch.abort(error)
         raise
-    refresher.report.seconds = time.perf_counter() - started
-    return refresher.report
 
 
 def _stopped(report: RefreshReport, error: sqlite3.Error) -> None:
@@ -225,7 +235,7 @@ def refresh_paths(
     started = time.perf_counter()
     buffers = buffers or {}
     refresher = _Refresher(root, store, policy, buffers, relative_paths)
-    try:
+    with _writing(refresher):
         files: list[WorkspaceFile] = []
         for path in relative_paths:
             reason = path_skip_reason(root, path, policy) if path not in buffers else None
@@ -236,15 +246,6 @@ def refresh_paths(
             if reason != "missing":
                 refresher.report.skipped.append((path, reason))
         refresher.parse_and_store(files, workers=1, progress=None)
-        refresher.batch.commit()
-    except sqlite3.Error as error:
-        refresher.batch.abort(error)
-        if not is_write_failure(error):
-            raise
-        _stopped(refresher.report, error)
-    except BaseException as error:
-        refresher.batch.abort(error)
-        raise
     refresher.report.seconds = time.perf_counter() - started
     return refresher.report
 
