@@ -65,8 +65,8 @@ class Utf16Positions(PositionCodec):
     ) -> ServerTextPosition:
         if not lines:
             return ServerTextPosition(0, 0)
-        if position.line >= len(lines):
-            return ServerTextPosition(len(lines) - 1, len(_content(lines[-1])))
+        if position.line >= len(lines):  # after the last line, its line break included (as pygls)
+            return ServerTextPosition(len(lines) - 1, len(lines[-1]))
         index = code_point_index(_content(lines[position.line]), position.character)
         return ServerTextPosition(position.line, index)
 

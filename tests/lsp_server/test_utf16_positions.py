@@ -7,6 +7,7 @@ import time
 
 import pytest
 from lsprotocol import types
+from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from lsp_server.utf16_positions import Utf16Positions, code_point_index, utf16_units
@@ -65,3 +66,15 @@ def test_a_50_mb_line_converts_in_well_under_a_second() -> None:
         line=0, character=52_000_002
     )
     assert time.perf_counter() - start < 1.0
+
+
+def test_an_edit_after_the_last_line_lands_at_the_end_of_the_document() -> None:
+    """Position (line count, 0) of a text ending with a line break is its very end, as pygls's own
+    codec has it: typing there must not land before the last line break (the soak test found it)."""
+    document = TextDocument("file:///a.py", "x = 1\ny = 2\n")
+    document._position_codec = Utf16Positions()
+    end = types.Position(line=2, character=0)
+    document.apply_change(
+        types.TextDocumentContentChangePartial(range=types.Range(start=end, end=end), text="z = 3\n")
+    )
+    assert document.source == "x = 1\ny = 2\nz = 3\n"
