@@ -56,6 +56,11 @@ ONE_LINE = OperatingPoint("min", math.inf)
 """Keeps no later line."""
 
 
+# Inside a line (text after the cursor) the request and the reply are left as they were before this
+# module: post-processing fits a reply to the line's rest. Stopped at the line's end, SmolLM2's `):`
+# at `def total(amount|, count):` survived it and broke the line (the VS Code e2e, 4 December).
+
+
 def cursor_shape(context: CursorContext) -> str:
     """``BLOCK`` where a block is asked for at this cursor, ``LINE`` elsewhere (module docstring)."""
     if context.line_suffix.strip():
@@ -188,6 +193,8 @@ class BlockOrLine:
     ) -> pb.CompleteRequest:
         """The request to send at ``context``'s cursor with ``completion.confidence`` and the served
         model's name: one line also at a block cursor where the model would keep no later line."""
+        if context.line_suffix.strip():
+            return request  # inside a line: post-processing owns it (see `inside_a_line`)
         shape = cursor_shape(context)
         point = self.point(setting, model)
         if shape == BLOCK and point is not None and point.threshold == math.inf:
@@ -199,6 +206,8 @@ class BlockOrLine:
     ) -> str:
         """What is shown of the non-blank suggestion ``text`` at ``context``'s cursor, with the
         daemon's ``figures`` of it, ``completion.confidence`` and the served model's name."""
+        if context.line_suffix.strip():
+            return text
         lines = list(figures.lines) if figures is not None else None
         return kept_text(text, cursor_shape(context), lines, self.point(setting, model))
 
