@@ -9,19 +9,11 @@ from typing import Any
 
 async def complete(served: Any, request: Any, request_id: str) -> tuple[str, Any]:
     """The text the engine writes for ``request`` and its last output (with the request's figures)."""
-    from inference.engine.sequence import Request
     from inference.server.prepare import prepare_complete
 
     prepared = prepare_complete(request, served)
     fitted, _ = prepared.fit()
-    engine_request = Request(
-        request_id,
-        prompt_token_ids=fitted.token_ids,
-        sampling=prepared.sampling,
-        kind=prepared.kind,
-        spec_mode=prepared.spec_mode,
-        healing=fitted.healing,
-    )
+    engine_request = prepared.engine_request(request_id, fitted)
     pieces, last = [], None
     async for output in served.backend.generate(engine_request):
         pieces.append(output.delta)
