@@ -7,6 +7,7 @@ import hashlib
 import logging
 import os
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -60,13 +61,14 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(terms, tokenize="unicode61 tokenchars
 """
 
 
-def default_db_path(workspace: Path) -> Path:
-    """Where a workspace's index lives: ``$CODEDRAFT_INDEX_DIR`` or the user's cache directory."""
-    base = os.environ.get(INDEX_DIR_ENV)
+def default_db_path(workspace: Path, environ: Mapping[str, str] = os.environ) -> Path:
+    """Where a workspace's index lives: ``$CODEDRAFT_INDEX_DIR`` or the user's cache directory (of
+    ``environ``, the process's own environment unless another process's is asked about)."""
+    base = environ.get(INDEX_DIR_ENV)
     if base:
         directory = Path(base)
     else:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         directory = Path(cache) / "codedraft" / "index"
     key = hashlib.sha256(str(workspace.resolve()).encode("utf-8")).hexdigest()[:20]
     return directory / f"{key}.sqlite"
@@ -83,11 +85,17 @@ def connect(db_path: Path) -> sqlite3.Connection:
     return connection
 
 
+def database_files(db_path: Path) -> tuple[Path, ...]:
+    """The files SQLite keeps for the database at ``db_path``: itself, its WAL, shared memory and
+    rollback journal."""
+    return tuple(Path(f"{db_path}{suffix}") for suffix in ("", "-wal", "-shm", "-journal"))
+
+
 def delete_database(db_path: Path) -> None:
-    """Removes a database with its WAL and shared-memory files."""
-    for suffix in ("", "-wal", "-shm"):
+    """Removes a database with the files SQLite keeps beside it."""
+    for path in database_files(db_path):
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{db_path}{suffix}")
+            os.unlink(path)
 
 
 def open_database(db_path: Path, workspace: Path) -> sqlite3.Connection:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -15,11 +15,20 @@ log = logging.getLogger(__name__)
 
 
 class _PendingChanges(FileSystemEventHandler):
-    """Collects changed paths from watchdog's thread; a directory event asks for a full refresh."""
+    """Collects changed paths from watchdog's thread; a directory event asks for a full refresh.
+    Changes to ``own`` (the index's own database files, when they lie in the workspace) are not
+    changes: each refresh writes them, so watching them would never let the changes settle."""
 
-    def __init__(self, root: Path, excluded: frozenset[str], wake: threading.Condition) -> None:
+    def __init__(
+        self,
+        root: Path,
+        excluded: frozenset[str],
+        wake: threading.Condition,
+        own: frozenset[str] = frozenset(),
+    ) -> None:
         self.root = root
         self.excluded = excluded
+        self.own = own
         self.wake = wake
         self.paths: set[str] = set()
         self.full_refresh = False
@@ -47,7 +56,11 @@ class _PendingChanges(FileSystemEventHandler):
             relative = Path(text).relative_to(self.root).as_posix()
         except ValueError:
             return None
-        if relative == "." or any(part in self.excluded for part in relative.split("/")):
+        if (
+            relative == "."
+            or relative in self.own
+            or any(part in self.excluded for part in relative.split("/"))
+        ):
             return None
         return relative
 
@@ -63,13 +76,14 @@ class WorkspaceWatcher:
         on_full: Callable[[], object],
         excluded: frozenset[str],
         debounce_s: float = 0.3,
+        own_files: Collection[Path] = (),
     ) -> None:
         self.root = root
         self.on_paths = on_paths
         self.on_full = on_full
         self.debounce_s = debounce_s
         self._wake = threading.Condition()
-        self._pending = _PendingChanges(root, excluded, self._wake)
+        self._pending = _PendingChanges(root, excluded, self._wake, _inside(root, own_files))
         self._observer = Observer()
         self._observer.schedule(self._pending, str(root), recursive=True)
         self._stopping = False
@@ -110,3 +124,14 @@ class WorkspaceWatcher:
             except Exception:
                 # A failed re-index must not kill the watcher; the next change or refresh retries.
                 log.exception("re-indexing after file changes failed")
+
+
+def _inside(root: Path, files: Collection[Path]) -> frozenset[str]:
+    """``files`` that lie under ``root``, relative to it."""
+    inside = set()
+    for path in files:
+        try:
+            inside.add(path.resolve().relative_to(root.resolve()).as_posix())
+        except ValueError:
+            continue
+    return frozenset(inside)

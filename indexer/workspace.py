@@ -25,7 +25,7 @@ from indexer.retrieval.bm25 import Bm25Retriever
 from indexer.retrieval.definitions import DefinitionsRetriever
 from indexer.retrieval.fusion import deadline_after, run_retrievers
 from indexer.retrieval.recent import RecentWindowsRetriever
-from indexer.schema import default_db_path
+from indexer.schema import database_files, default_db_path
 from indexer.skipping import SkipPolicy
 from indexer.store import IndexStore
 from indexer.token_estimate import DEFAULT_ESTIMATE, TokenEstimate
@@ -181,6 +181,7 @@ class WorkspaceIndex:
             on_full=lambda: self.refresh(),
             excluded=self.policy.excluded_directories,
             debounce_s=debounce_s,
+            own_files=database_files(self.store.db_path),
         )
         self._watcher.start()
 

@@ -28,7 +28,7 @@ from lsprotocol import types
 
 from bench.lsp import BenchClient, wait_until_indexed
 from bench.next_edit.cases import CASES_FILE, KINDS, Case, load_cases
-from bench.next_edit.replay import Chain, Replayer, Step
+from bench.next_edit.replay import Chain, Replayer, Step, server_environment
 from bench.next_edit.report import print_figures, summarize
 from inference.client import InferenceClient
 from inference.daemon_launcher import PrivateDaemon, codedraft_command
@@ -43,7 +43,7 @@ async def language_server(
     """A ``codedraft lsp`` subprocess for ``workspace`` on the daemon at ``daemon``, initialized with
     ``settings``; shut down on leaving. Its cache goes to ``workspace/.cache``."""
     client = BenchClient()
-    env = {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
+    env = server_environment(workspace)
     await client.start_io(*codedraft_command("--log-level", "warning", "lsp", "--daemon", daemon), env=env)
     try:
         await client.initialize_async(

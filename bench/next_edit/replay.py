@@ -3,13 +3,17 @@ before the commit, type the user's edit as a few incremental ``didChange``, ask
 ``textDocument/copilotInlineEdit`` at the end of it, and, for a rename, accept each edit offered
 (apply it, ``didChange``, ``codedraft.acceptInlineEdit``) and ask again until the server has none.
 
-Each case gets a folder of its own in the workspace, so that no two cases' files meet in the index.
+Each case gets a folder of its own in the workspace, so that no two cases' files meet in the index;
+the file is opened once the index holds it, as a user's file already is when they open it (else the
+first predictions on it would find no snippets, and the next ones new snippets and a cold prompt).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,7 @@ from bench.next_edit.keystrokes import (
     position_at,
 )
 from bench.next_edit.scoring import nearest_block
+from indexer.schema import default_db_path
 from inference.client import InferenceClient
 
 INLINE_EDIT = "textDocument/copilotInlineEdit"
@@ -45,6 +50,8 @@ DAEMON_COUNTS = {
 """The daemon's running totals a request's figures are the growth of (only the bench uses the daemon)."""
 KEYSTROKE_GAP_S = 0.03
 """Between the chunks of one typed edit: one burst of typing for the server's edit history."""
+INDEXED_TIMEOUT_S = 30.0
+"""How long a case's new file may take to reach the index (the watcher's debounce and a parse)."""
 
 
 @dataclass
@@ -76,6 +83,11 @@ class Chain:
     accepted: int
     other_files: int  # edits offered in another document (the workspace holds none of them)
     latencies_ms: list[float]  # of the requests after each accepted edit (warm)
+
+
+def server_environment(workspace: Path) -> dict[str, str]:
+    """The language server's environment: its cache (the index among it) inside ``workspace``."""
+    return {**os.environ, "XDG_CACHE_HOME": str(workspace / ".cache")}
 
 
 def plain(value: Any) -> Any:
@@ -179,10 +191,25 @@ class Replayer:
             figures["quiet"] = latest["suppressed"]
         return edits, latency_ms, figures
 
-    def _open(self, case: Case) -> str:
+    async def _indexed(self, relative: str) -> None:
+        """Waits until the workspace index holds ``relative`` (it is the server's, read here only)."""
+        database = default_db_path(self.workspace, server_environment(self.workspace))
+        deadline = time.perf_counter() + INDEXED_TIMEOUT_S
+        while time.perf_counter() < deadline:
+            try:
+                with sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True, timeout=5) as connection:
+                    if connection.execute("SELECT 1 FROM files WHERE path = ?", (relative,)).fetchone():
+                        return
+            except sqlite3.Error:
+                pass  # not created yet, or busy: asked again
+            await asyncio.sleep(0.05)
+        raise TimeoutError(f"{relative} was not indexed within {INDEXED_TIMEOUT_S:.0f} s")
+
+    async def _open(self, case: Case) -> str:
         path = self.workspace / case.name / case.path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(case.before, encoding="utf-8")
+        await self._indexed(f"{case.name}/{case.path}")
         uri = path.as_uri()
         self.version = 1
         self.client.text_document_did_open(
@@ -228,7 +255,7 @@ class Replayer:
         """A multi or silence case: the user types the blocks one after the other (at most
         ``max_steps``), one request after each; a prediction shown is dismissed
         (``codedraft.rejectInlineEdit``) before the next block is typed."""
-        uri = self._open(case)
+        uri = await self._open(case)
         steps = []
         text = case.before
         shown: list[dict[str, Any]] = []
@@ -253,7 +280,7 @@ class Replayer:
         """A rename case: the user renames the first occurrence, then accepts each edit offered in
         the file (at most ``max_chain``), asking again after each."""
         assert case.rename is not None
-        uri = self._open(case)
+        uri = await self._open(case)
         offset, current = user_rename(case)
         await self._type(uri, case.before, current)
         cursor = offset + len(case.rename[1])
