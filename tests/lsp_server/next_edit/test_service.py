@@ -198,18 +198,24 @@ def test_huge_documents_are_bounded_like_completions() -> None:
     assert request.region.count("\n") == 15 and len(request.region.encode()) <= 4096
 
 
-def test_snippets_stay_the_same_while_the_cursor_stays_near() -> None:
-    text = "".join(f"v{n} = {n}\n" for n in range(120))
+def test_a_documents_snippets_stay_the_same_while_it_is_open() -> None:
+    text = "".join(f"v{n} = {n}\n" for n in range(300))
     docs = Docs({"a.py": text})
     found: list[int] = []
 
     def retrieve(query: RetrievalQuery, budget: int, ms: float, cancel: threading.Event) -> list[Snippet]:
         found.append(query.line)
+        if query.line == 2:  # the index is not ready yet: nothing found, asked again next time
+            return []
         return [Snippet("b.py", 0, 0, f"near {query.line}\n", ("bm25",), 1.0)]
 
-    service, asked = _service(docs, [pb.PredictEditReply(parsed=False)] * 3)
+    service, asked = _service(docs, [pb.PredictEditReply(parsed=False)] * 5)
     service.retrieve = retrieve
-    for line in (5, 40, 90):  # within SNIPPETS_KEPT_LINES (40), then beyond
+    for line in (2, 5, 40, 250):
         asyncio.run(service.predict("a.py", line, 0))
-    assert found == [5, 90]
-    assert [r.snippets[0].text for r in asked] == ["near 5\n", "near 5\n", "near 90\n"]
+    assert found == [2, 5]
+    assert [[s.text for s in r.snippets] for r in asked] == [[], ["near 5\n"], ["near 5\n"], ["near 5\n"]]
+    service.closed("a.py")  # reopened, it gets snippets for its new first cursor
+    service.opened("a.py", 1, text)
+    asyncio.run(service.predict("a.py", 200, 0))
+    assert found == [2, 5, 200] and asked[-1].snippets[0].text == "near 200\n"
