@@ -207,7 +207,7 @@ class BlockOrLine:
         """The request to send at ``context``'s cursor with ``completion.confidence`` and the served
         model's name: one line also at a block cursor where the model would keep no later line."""
         if context.inside_a_line:
-            return request  # the reply's later lines show post-processing where its line ends
+            return request  # not stopped at the line end: the whole reply is judged (module docstring)
         shape = cursor_shape(context)
         point = self.point(setting, model)
         if shape == BLOCK and point is not None and point.threshold == math.inf:
