@@ -39,6 +39,7 @@ from bench.confidence_curve import calibrate, gate_figures
 from bench.cursor_cases import CORPORA, CursorCase, corpus_cases, corpus_root
 from bench.infill_report import report
 from bench.infill_tally import MODES, InfillTally
+from bench.inside_line_infill import corpus_inside_lines, inside_line_figures, inside_line_report
 from bench.served_request import budgets, complete
 from codedraft.errors import CommandError
 
@@ -174,6 +175,13 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="block cursors per corpus, each given the language server's token budget (default: --cases)",
     )
+    parser.add_argument(
+        "--inside-line-cases",
+        type=int,
+        default=0,
+        help="cursors inside a line per corpus (bench/inside_line_cases.py): how many suggestions shown "
+        "there are of several lines and exactly right (default 0: none)",
+    )
     parser.add_argument("--max-new-tokens", type=int, default=32, help="per completion")
     parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
@@ -243,11 +251,17 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
                     _write(args.json, figures)
                     count = args.cases if args.block_cases is None else args.block_cases
                     blocks = await corpus_blocks(served, corpus, count, args, retrieval)
+                    inside = await corpus_inside_lines(
+                        served, corpus, args.inside_line_cases, args, retrieval
+                    )
                 finally:
                     if retrieval is not None:
                         retrieval.close()
                 figures[corpus]["block_results"] = blocks
                 figures[corpus]["blocks"] = block_figures(blocks)
+                if inside:
+                    figures[corpus]["inside_line_results"] = inside
+                    figures[corpus]["inside_line"] = inside_line_figures(inside)
         finally:
             await served.backend.close()
 
@@ -277,6 +291,9 @@ def main(argv: list[str]) -> int:
         raise CommandError(f"--model {args.model}: no such file or folder")
     figures = evaluate(args)
     print(report(figures))
+    for corpus in CORPORA:
+        if "inside_line" in figures.get(corpus, {}):
+            print("\n".join(inside_line_report(corpus, figures[corpus]["inside_line"])))
     _write(args.json, figures)
     if args.calibrate:
         corpora = {name: figures[name] for name in CORPORA if name in figures}

@@ -4,9 +4,17 @@ confidence in its later lines.
 The cursor decides what is asked for. Continue and Tabby complete one line where the cursor is inside
 a line (text after it) and a block elsewhere; codedraft asks for a block only where one is the likely
 next thing to write: on an otherwise blank line under a line that opens a block (``def f(a):``,
-``if (x) {``), deeper than that line, or at the end of such a line itself. Everywhere else (inside a
-line, at the end of a statement, on a blank line between statements, in a comment) the request stops
-at the first line end, so the daemon spends no time on lines that would not be shown.
+``if (x) {``), deeper than that line, or at the end of such a line itself. At the end of a statement,
+on a blank line between statements or in a comment the request stops at the first line end, so the
+daemon spends no time on lines that would not be shown.
+
+Inside a line (``CursorContext.inside_a_line``) the suggestion is one line or nothing. The request is
+not stopped at the line end, so post-processing judges the model's whole reply (a prefix-only model's
+reply already stops where it runs into the line's rest, ``inference.prompts.prefix_only``), and what is
+left is shown only when it is one line (``quiet_reason``: ``BLOCK_INSIDE_A_LINE``); ``prefer_parsable``
+drops one after which the file parses worse. Stopped at the line end and kept when nothing parsed,
+SmolLM2's ``):`` at ``def total(amount|, count):`` was shown and broke the line (the VS Code e2e, 4
+December). Measured by ``codedraft bench model --inside-line-cases`` (docs/benchmarks.md#model).
 
 The model's figures decide how much of a block is kept. Each later line (after the first non-blank
 one, which the confidence gate judges) is shown only while it and every non-blank later line before it
@@ -54,16 +62,21 @@ at least 0.90 (none of the 250 later lines the default model wrote at block curs
 docs/benchmarks.md#model)."""
 ONE_LINE = OperatingPoint("min", math.inf)
 """Keeps no later line."""
+BLOCK_INSIDE_A_LINE = "a block inside a line"
+"""The status's reason for a suggestion kept back at a cursor inside a line: it spans several lines."""
 
 
-# Inside a line (text after the cursor) the request and the reply are left as they were before this
-# module: post-processing fits a reply to the line's rest. Stopped at the line's end, SmolLM2's `):`
-# at `def total(amount|, count):` survived it and broke the line (the VS Code e2e, 4 December).
+def quiet_reason(context: CursorContext, text: str) -> str | None:
+    """Why the post-processed suggestion ``text`` is not shown at ``context``'s cursor, None to show
+    it: inside a line, a suggestion of several lines (module docstring)."""
+    if context.inside_a_line and "\n" in text:
+        return BLOCK_INSIDE_A_LINE
+    return None
 
 
 def cursor_shape(context: CursorContext) -> str:
     """``BLOCK`` where a block is asked for at this cursor, ``LINE`` elsewhere (module docstring)."""
-    if context.line_suffix.strip():
+    if context.inside_a_line:
         return LINE
     if context.line_prefix.strip():
         if not opens_block(context.line_prefix) or text_context(context) == "comment":
@@ -193,8 +206,8 @@ class BlockOrLine:
     ) -> pb.CompleteRequest:
         """The request to send at ``context``'s cursor with ``completion.confidence`` and the served
         model's name: one line also at a block cursor where the model would keep no later line."""
-        if context.line_suffix.strip():
-            return request  # inside a line: post-processing owns it (see `inside_a_line`)
+        if context.inside_a_line:
+            return request  # not stopped at the line end: the whole reply is judged (module docstring)
         shape = cursor_shape(context)
         point = self.point(setting, model)
         if shape == BLOCK and point is not None and point.threshold == math.inf:
@@ -205,8 +218,9 @@ class BlockOrLine:
         self, context: CursorContext, text: str, figures: pb.RequestFigures | None, setting: str, model: str
     ) -> str:
         """What is shown of the non-blank suggestion ``text`` at ``context``'s cursor, with the
-        daemon's ``figures`` of it, ``completion.confidence`` and the served model's name."""
-        if context.line_suffix.strip():
+        daemon's ``figures`` of it, ``completion.confidence`` and the served model's name. Inside a
+        line it is kept whole: ``quiet_reason`` has kept a suggestion of several lines back there."""
+        if context.inside_a_line:
             return text
         lines = list(figures.lines) if figures is not None else None
         return kept_text(text, cursor_shape(context), lines, self.point(setting, model))

@@ -21,6 +21,7 @@ from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.adaptive_threshold import accept_target
 from lsp_server.completion.block_or_line import BlockOrLine
+from lsp_server.completion.block_or_line import quiet_reason as shape_reason
 from lsp_server.completion.budgets import fit_budgets
 from lsp_server.completion.cold_prompts import ColdPrompts, PlannedPrompt
 from lsp_server.completion.confidence_gate import (
@@ -191,6 +192,8 @@ class CompletionService:
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
             return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets, prompt.local)
+        if (misfit := shape_reason(context, verdict.text)) is not None:
+            return CompletionOutcome(None, misfit, False, latency, daemon_ms, figures, snippets, prompt.local)
         if (doubt := self._gate(settings, figures)) is not None:
             return CompletionOutcome(None, doubt, False, latency, daemon_ms, figures, snippets, prompt.local)
         shown = self.block_or_line.kept(

@@ -13,6 +13,7 @@ import pytest
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.block_or_line import (
     BLOCK,
+    BLOCK_INSIDE_A_LINE,
     LATER_CONSERVATIVE,
     LINE,
     ONE_LINE,
@@ -22,6 +23,7 @@ from lsp_server.completion.block_or_line import (
     later_line_values,
     later_lines_point,
     load_later_lines,
+    quiet_reason,
     shaped_request,
 )
 from lsp_server.completion.confidence_gate import Calibration, OperatingPoint
@@ -57,6 +59,37 @@ from tests.lsp_server.postprocess.helpers import at_cursor
 )
 def test_the_cursor_decides_whether_a_block_is_asked_for(document: str, language: str, shape: str) -> None:
     assert cursor_shape(at_cursor(document, language)) == shape
+
+
+@pytest.mark.parametrize(
+    ("document", "text", "reason"),
+    [
+        # inside a line: one line is shown, several are kept back
+        ("x = foo(|)\n", "a,\n    b", BLOCK_INSIDE_A_LINE),
+        ("x = foo(|)\n", "a, b", None),
+        ("def total(amount|, count):\n", "_due", None),
+        ("def total(amount|, count):\n", "):\n    return amount", BLOCK_INSIDE_A_LINE),
+        # a line break alone would split the line too
+        ("x = foo(|)\n", "a\n", BLOCK_INSIDE_A_LINE),
+        # at a line's end the later lines are kept_text's to judge
+        ("def f(a):\n    |\n", "b = a\n    return b", None),
+        ("x = |\n", "1\ny = 2", None),
+    ],
+)
+def test_inside_a_line_a_suggestion_of_several_lines_is_kept_back(
+    document: str, text: str, reason: str | None
+) -> None:
+    assert quiet_reason(at_cursor(document), text) == reason
+
+
+def test_inside_a_line_the_request_and_the_reply_are_not_cut_at_the_line_end() -> None:
+    """Stopped at the line's end, SmolLM2's `):\n    return amount` at `def total(amount|, count):`
+    became `):`, which broke the line; whole, post-processing and ``quiet_reason`` judge all of it."""
+    owner = BlockOrLine()
+    request = pb.CompleteRequest(prefix="def total(amount", suffix=", count):\n")
+    inside = at_cursor("def total(amount|, count):\n")
+    assert owner.request(request, inside, "auto", "any") is request
+    assert owner.kept(inside, "_due", None, "auto", "any") == "_due"
 
 
 def test_a_line_request_stops_at_the_line_end_and_a_block_request_does_not() -> None:

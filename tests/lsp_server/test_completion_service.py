@@ -303,3 +303,29 @@ async def test_a_blocks_later_lines_are_shown_while_the_model_was_sure_of_them()
     service = CompletionService(lambda: whole, daemon.stream)
     outcome = await service.complete(query("def f(a):\n    |\n"))
     assert outcome.text == "b = a\n    c = b\n    return c"
+
+
+TOTAL = "def total(amount|, count):\n    return amount * count\n"
+
+
+@pytest.mark.parametrize(
+    ("document", "deltas", "text", "reason"),
+    [
+        # SmolLM2's replies at the e2e's rename: `def total(amount):, count):` is never shown
+        (TOTAL, ["):\n", "    return amount"], None, "filtered (prefer_parsable)"),
+        (TOTAL, ["):"], None, "filtered (prefer_parsable)"),
+        # several lines that parse still do not fit inside a line
+        ("x = foo(|)\n", ["a,\n", "    b"], None, "a block inside a line"),
+        # one line is shown, less what the line already holds after the cursor
+        ("x = foo(|)\n", ["a, b)"], "a, b", None),
+        (TOTAL, ["_due"], "_due", None),
+    ],
+)
+async def test_inside_a_line_one_line_is_shown_or_nothing(
+    document: str, deltas: list[str], text: str | None, reason: str | None
+) -> None:
+    daemon = ScriptedDaemon(deltas)
+    service = CompletionService(lambda: SETTINGS, daemon.stream)
+    outcome = await service.complete(query(document))
+    assert (outcome.text, outcome.reason) == (text, reason)
+    assert list(daemon.requests[0].sampling.stop) == []  # the reply's later lines are judged, not cut

@@ -48,6 +48,12 @@ class CursorContext:
         return self.suffix.partition("\n")[0]
 
     @cached_property
+    def inside_a_line(self) -> bool:
+        """Whether the cursor has text after it on its line (a suggestion there is one line that fits
+        before that text, ``block_or_line.py``)."""
+        return bool(self.line_suffix.strip())
+
+    @cached_property
     def following_lines(self) -> list[str]:
         """The lines after the cursor line."""
         rest = self.suffix.partition("\n")[2]

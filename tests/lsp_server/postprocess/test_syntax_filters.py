@@ -37,6 +37,24 @@ def test_prefer_parsable_keeps_text_when_nothing_parses() -> None:
     assert prefer_parsable(context, ")(") == ")("
 
 
+TOTAL = "def total(amount|, count):\n    return amount * count\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # SmolLM2's reply in the VS Code e2e: `def total(amount):, count):` would be left
+        ("):", None),
+        ("):\n    return amount", None),
+        # the longest leading lines that parse are kept, as at a line's end
+        (": float", ": float"),
+        (": float\n    )(", ": float"),
+    ],
+)
+def test_inside_a_line_a_suggestion_that_parses_worse_is_dropped(text: str, expected: str | None) -> None:
+    assert prefer_parsable(at_cursor(TOTAL), text) == expected
+
+
 def test_prefer_parsable_without_a_grammar_keeps_text() -> None:
     assert prefer_parsable(at_cursor("x = |", language="plaintext"), ")(") == ")("
 
