@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
@@ -35,10 +35,10 @@ from lsp_server.completion.debounce import AdaptiveDebounce
 from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.pipeline import postprocess
-from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
 from lsp_server.completion.request import CompletionQuery, request_at
 from lsp_server.completion.suggestion_cache import SuggestionCache
 from lsp_server.completion.suggestion_feedback import SuggestionFeedback
+from lsp_server.completion.suggestion_stream import CancelRequest, read_suggestion
 from lsp_server.completion.trigger import suppression_reason
 from lsp_server.config import CompletionSettings
 from lsp_server.daemon_supervisor import RequestRejected
@@ -50,13 +50,7 @@ the timeout passes, ``ConnectionError`` when the daemon cannot be reached, and :
 when it refuses the request (both with a message a person can act on); closing the iterator early
 cancels the call."""
 
-CancelRequest = Callable[[str], Awaitable[bool]]
-"""Asks the daemon to stop a request by id; True when it will end the stream with its final figures."""
-
 SUPERSEDED = "superseded by a newer request"
-# After asking the daemon to stop a suggestion whose block has ended, how long to wait for the final
-# chunk and its figures (one engine step) before closing the stream without them.
-FINAL_CHUNK_WAIT_S = 0.5
 
 
 Retrieve = Callable[[RetrievalQuery, int, float, threading.Event], Sequence[Snippet]]
@@ -159,8 +153,8 @@ class CompletionService:
         self._sent[query.uri] = number
         streaming = time.monotonic()
         try:
-            text, figures, superseded, finishing = await self._stream_text(
-                request, context, settings.timeout_ms / 1000.0
+            text, figures, superseded, finishing = await read_suggestion(
+                self._stream(request, settings.timeout_ms / 1000.0), context, self._cancel
             )
         except TimeoutError:
             return CompletionOutcome(
@@ -252,33 +246,6 @@ class CompletionService:
         local = PlannedPrompt(request_at(query, settings, plan, []), None)
         return [local, PlannedPrompt.full(full)], []
 
-    async def _stream_text(
-        self, request: pb.CompleteRequest, context: CursorContext, timeout_s: float
-    ) -> tuple[str, pb.RequestFigures | None, bool, asyncio.Task[_Final] | None]:
-        """The streamed text, the daemon's figures, whether the daemon stopped the request before its
-        suggestion was complete (a newer request of the document superseded it), and, when the
-        suggestion's block ended first, the task that reads the rest.
-
-        A block that has ended is stopped in the daemon with a Cancel, so that its stream still ends
-        with the request's figures; the returned task waits for them (briefly) and closes the stream."""
-        text = ""
-        stream = self._stream(request, timeout_s)
-        handed_over = False
-        try:
-            async for chunk in stream:
-                text += chunk.text_delta
-                if chunk.done:
-                    return text, chunk.figures, chunk.finish_reason == pb.FINISH_REASON_CANCELLED, None
-                if text.count("\n") >= 2 and stop_at_block_end(context, text) != text:
-                    if self._cancel is not None and await self._cancel(chunk.request_id):
-                        handed_over = True
-                        return text, None, False, asyncio.ensure_future(_final_figures(stream))
-                    break
-        finally:
-            if not handed_over:
-                await stream.aclose()  # type: ignore[attr-defined]
-        return text, None, False, None
-
     async def _snippets_for(self, query: CompletionQuery, budget_tokens: int) -> list[Snippet]:
         """Retrieval results, kept while the cursor stays on one line so the prompt stays cache-stable."""
         if self._retrieve is None or budget_tokens == 0:
@@ -296,26 +263,6 @@ class CompletionService:
         snippets = list(found)
         self._snippets[query.uri] = (query.line, snippets)
         return snippets
-
-
-_Final = tuple[pb.RequestFigures | None, float]
-"""The figures of a stream's last chunk (None when it did not come in time), and when it came."""
-
-
-async def _final_figures(stream: AsyncIterator[pb.CompleteChunk]) -> _Final:
-    """Reads a stopped stream to its last chunk, for at most ``FINAL_CHUNK_WAIT_S``, then closes it."""
-    figures = None
-    try:
-        async with asyncio.timeout(FINAL_CHUNK_WAIT_S):
-            async for chunk in stream:
-                if chunk.done:
-                    figures = chunk.figures
-                    break
-    except (TimeoutError, ConnectionError, RequestRejected):
-        pass  # the suggestion is complete; only its figures are missing
-    finally:
-        await stream.aclose()  # type: ignore[attr-defined]
-    return figures, time.monotonic()
 
 
 def _ms_since(started: float) -> float:

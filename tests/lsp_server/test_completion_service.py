@@ -13,7 +13,8 @@ import pytest
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from lsp_server.completion.request import CompletionQuery
-from lsp_server.completion.service import FINAL_CHUNK_WAIT_S, CompletionService
+from lsp_server.completion.service import CompletionService
+from lsp_server.completion.suggestion_stream import FINAL_CHUNK_WAIT_S
 from lsp_server.config import CompletionSettings
 from lsp_server.model_room import ModelRoom
 from tests.fixtures.waiting import wait_until
