@@ -56,16 +56,23 @@ class DaemonError(Exception):
         self.message = message
 
     @classmethod
-    def from_rpc(cls, error: grpc.aio.AioRpcError) -> DaemonError:
-        return cls(error.code(), explain_transport_failure(error.details() or ""))
+    def from_rpc(cls, error: grpc.aio.AioRpcError, tls: bool = False, unix: bool = False) -> DaemonError:
+        """The error of a failed call on a channel with ``tls`` to a daemon on a ``unix`` socket."""
+        return cls(error.code(), explain_transport_failure(error.details() or "", tls, unix))
 
 
-def explain_transport_failure(details: str) -> str:
-    """grpc's transport message, with what to do when it is a TLS mismatch."""
+def explain_transport_failure(details: str, tls: bool = False, unix: bool = False) -> str:
+    """grpc's transport message, with what to do when it is a TLS mismatch. A connection closed under
+    a plain channel hints at a daemon that expects TLS only over TCP: a daemon on a unix socket that
+    closes it has stopped (or restarted)."""
     if "CERTIFICATE_VERIFY_FAILED" in details:
         return f"{details} (the daemon's certificate is not signed by a CA you trust; check --tls-ca)"
     if "Socket closed" in details or "Connection reset" in details:
-        return f"{details} (closed at once: if the daemon uses TLS, connect with --tls-ca or --tls)"
+        if unix:
+            return f"{details} (the daemon closed the connection: it stopped or is restarting)"
+        if not tls:
+            return f"{details} (closed at once: if the daemon uses TLS, connect with --tls-ca or --tls)"
+        return details
     if "WRONG_VERSION_NUMBER" in details or "handshake" in details.lower():
         return f"{details} (TLS handshake failed: does the daemon use TLS? it needs --tls-cert on its side)"
     return details
@@ -109,7 +116,8 @@ class InferenceClient:
             ((AUTH_METADATA_KEY, bearer_credentials(token)),) if token else ()
         )
         target = self.address.grpc_target()
-        if tls or tls_ca is not None:
+        self._tls = tls or tls_ca is not None
+        if self._tls:
             roots = client_root_certificates(Path(tls_ca) if tls_ca is not None else None)
             credentials = grpc.ssl_channel_credentials(root_certificates=roots)
             self._channel = grpc.aio.secure_channel(target, credentials, options=_CHANNEL_OPTIONS)
@@ -137,11 +145,14 @@ class InferenceClient:
             if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 # Kept only when it names a cause (a TLS mismatch); "connection refused" says nothing new.
                 details = error.details() or ""
-                explained = explain_transport_failure(details)
+                explained = explain_transport_failure(details, self._tls, self.address.is_unix)
                 self.last_transport_error = explained if explained != details else ""
                 return "UNREACHABLE"
-            raise DaemonError.from_rpc(error) from None
+            raise self._error(error) from None
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+
+    def _error(self, error: grpc.aio.AioRpcError) -> DaemonError:
+        return DaemonError.from_rpc(error, self._tls, self.address.is_unix)
 
     async def wait_ready(self, timeout: float = 60.0) -> None:
         """Wait until the daemon is reachable and its model is loaded; DaemonError after `timeout`."""
@@ -167,7 +178,7 @@ class InferenceClient:
                 yield chunk
         except grpc.aio.AioRpcError as error:
             if not (done and error.code() == grpc.StatusCode.CANCELLED):
-                raise DaemonError.from_rpc(error) from None
+                raise self._error(error) from None
         except BaseException:
             call.cancel()  # the caller stopped reading: stop decoding in the daemon too
             raise
@@ -229,7 +240,7 @@ class InferenceClient:
                 wait_for_ready=self._wait,
             )
         except grpc.aio.AioRpcError as error:
-            raise DaemonError.from_rpc(error) from None
+            raise self._error(error) from None
 
     async def cancel(self, request_id: str, timeout: float | None = None) -> bool:
         """Stop a running request; True when it was still running."""

@@ -11,7 +11,7 @@ import grpc
 import pytest
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
-from inference.client import DaemonError, InferenceClient
+from inference.client import DaemonError, InferenceClient, explain_transport_failure
 from tests.inference.server.helpers import start_daemon
 
 SHORT = pb.CompleteRequest(prefix="import os\n", sampling=pb.SamplingParams(max_tokens=3))
@@ -76,3 +76,27 @@ async def test_without_wait_for_ready_calls_fail_at_once(short_dir: Path) -> Non
         with pytest.raises(DaemonError) as caught:
             await client.stats(timeout=30)
         assert caught.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.parametrize(
+    ("details", "tls", "unix", "hint"),
+    [
+        ("Socket closed", False, False, "if the daemon uses TLS, connect with --tls-ca or --tls"),
+        ("Socket closed", False, True, "the daemon closed the connection: it stopped or is restarting"),
+        ("Connection reset by peer", False, True, "the daemon closed the connection"),
+        ("Socket closed", True, False, None),  # already on TLS: no advice to use it
+        ("CERTIFICATE_VERIFY_FAILED", True, False, "not signed by a CA you trust; check --tls-ca"),
+        ("connection refused", False, False, None),
+    ],
+)
+def test_a_transport_failure_is_explained_for_the_connection_it_happened_on(
+    details: str, tls: bool, unix: bool, hint: str | None
+) -> None:
+    explained = explain_transport_failure(details, tls, unix)
+    assert explained.startswith(details)
+    if hint is None:
+        assert explained == details
+    else:
+        assert hint in explained
+    if unix:
+        assert "TLS" not in explained  # a daemon on a unix socket is not reached over TLS
