@@ -3,7 +3,15 @@ edit, and leaves the file parsing where it did."""
 
 from __future__ import annotations
 
-from lsp_server.next_edit.checks import BREAKS_PARSE, NO_CHANGE, REVERTS, TOUCHES_EDIT, quiet_reason
+from lsp_server.next_edit.checks import (
+    BREAKS_PARSE,
+    LAYOUT_ONLY,
+    NO_CHANGE,
+    REVERTS,
+    TOUCHES_EDIT,
+    layout_only,
+    quiet_reason,
+)
 from lsp_server.next_edit.diffs import FileEdit
 
 BEFORE = "def f(count):\n    return count\n"
@@ -38,3 +46,15 @@ def test_a_prediction_that_breaks_the_parse_stays_quiet() -> None:
 
 def test_a_language_without_grammar_is_not_parse_checked() -> None:
     assert quiet_reason("plaintext", "a (\n", "a ((\n", None) is None
+
+
+def test_a_prediction_that_changes_only_layout_stays_quiet() -> None:
+    text = "def f(count):\n    items = [\n        count,\n    ]\n\n\ndef g():\n    pass\n"
+    assert quiet_reason("python", text, text.replace("\n\n\ndef g", "\ndef g"), None) == LAYOUT_ONLY
+    assert quiet_reason("python", text, text.replace("    ]", "     ]"), None) == LAYOUT_ONLY
+    assert quiet_reason("python", text, text.replace("items = [", "items  =  ["), None) == LAYOUT_ONLY
+    # A word changed, or a re-indent by whole steps (the body of a new block): shown.
+    assert quiet_reason("python", text, text.replace("count,", "count + 1,"), None) is None
+    wrapped = "def f(count):\n    with lock:\n    return count\n"
+    assert quiet_reason(None, wrapped, wrapped.replace("    return", "        return"), None) is None
+    assert layout_only(wrapped, wrapped.replace("    return", "      return"))  # half a step
