@@ -20,7 +20,7 @@ from typing import Any
 
 from bench.block_cases import BlockCase, block_cases
 from bench.cursor_cases import HELD_OUT_PERCENT, CursorCase, corpus_root
-from bench.served_request import budgets, complete
+from bench.served_request import budgets, complete, editor_request
 
 
 def _same(shown: str, truth: str) -> bool:
@@ -70,7 +70,6 @@ async def _score_case(
     )
     from lsp_server.completion.postprocess.context import CursorContext
     from lsp_server.completion.postprocess.pipeline import postprocess
-    from lsp_server.completion.request import complete_request
     from lsp_server.completion.trigger import suppression_reason
 
     context = CursorContext(case.prefix, case.suffix, "python")
@@ -82,16 +81,7 @@ async def _score_case(
         snippets = retrieval.snippets(
             CursorCase(case.path, case.prefix, "", case.suffix, "", "", "block"), sizes.context
         )
-    request = complete_request(
-        session_id=request_id,
-        text=case.prefix + case.suffix,
-        offset=len(case.prefix),
-        path=case.path,
-        language="python",
-        snippets=snippets,
-        settings=settings,
-        budgets=sizes,
-    )
+    request = editor_request(case, request_id, snippets, settings, sizes)
     request = shaped_request(request, shape)
     request.speculation = pb.SPECULATION_MODE_OFF  # greedy output is the same with speculation
     request.token_healing = True

@@ -40,7 +40,7 @@ from bench.cursor_cases import CORPORA, CursorCase, corpus_cases, corpus_root
 from bench.infill_report import report
 from bench.infill_tally import MODES, InfillTally
 from bench.inside_line_infill import corpus_inside_lines, inside_line_figures, inside_line_report
-from bench.served_request import budgets, complete
+from bench.served_request import budgets, complete, editor_request
 from codedraft.errors import CommandError
 
 
@@ -102,7 +102,6 @@ async def _score_case(
     from lsp_server.completion.confidence_gate import first_line_confidence
     from lsp_server.completion.postprocess.context import CursorContext
     from lsp_server.completion.postprocess.pipeline import postprocess
-    from lsp_server.completion.request import complete_request
     from lsp_server.completion.trigger import suppression_reason
 
     context = CursorContext(case.prefix, case.suffix, "python")
@@ -117,16 +116,7 @@ async def _score_case(
     confidence: dict[str, float] | None = None
     # Alternate which mode runs first: the second reuses the first's cached prompt blocks.
     for mode in MODES[:: 1 if index % 2 == 0 else -1] if asked else ():
-        request = complete_request(
-            session_id=f"{corpus}-{index}",
-            text=case.prefix + case.suffix,
-            offset=len(case.prefix),
-            path=case.path,
-            language="python",
-            snippets=snippets,
-            settings=settings,
-            budgets=budgets,
-        )
+        request = editor_request(case, f"{corpus}-{index}", snippets, settings, budgets)
         request.sampling.max_tokens = args.max_new_tokens
         raw[mode], last = await _suggest(served, request, mode, f"{corpus}-{index}-{mode}")
         tally.first_token_s[mode] += last.metrics.time_to_first_token or 0.0

@@ -18,7 +18,7 @@ from typing import Any
 
 from bench.cursor_cases import HELD_OUT_PERCENT, CursorCase, corpus_root
 from bench.inside_line_cases import inside_line_cases
-from bench.served_request import budgets, complete
+from bench.served_request import budgets, complete, editor_request
 
 
 async def corpus_inside_lines(
@@ -60,7 +60,6 @@ async def _score_case(
     from lsp_server.completion.block_or_line import quiet_reason
     from lsp_server.completion.postprocess.context import CursorContext
     from lsp_server.completion.postprocess.pipeline import postprocess
-    from lsp_server.completion.request import complete_request
     from lsp_server.completion.trigger import suppression_reason
 
     context = CursorContext(case.prefix, case.suffix, "python")
@@ -68,16 +67,7 @@ async def _score_case(
     if suppression_reason(context, settings) is not None:
         return {**record, "raw": "", "before": None, "shown": None, "reason": "not asked"}
     snippets = retrieval.snippets(case, sizes.context) if retrieval is not None else []
-    request = complete_request(
-        session_id=request_id,
-        text=case.prefix + case.suffix,
-        offset=len(case.prefix),
-        path=case.path,
-        language="python",
-        snippets=snippets,
-        settings=settings,
-        budgets=sizes,
-    )
+    request = editor_request(case, request_id, snippets, settings, sizes)
     request.speculation = pb.SPECULATION_MODE_OFF  # greedy output is the same with speculation
     request.token_healing = True
     shaped = owner.request(request, context, "off", served.info.model.name)

@@ -30,3 +30,20 @@ def budgets(served: Any, settings: Any, context_tokens: int) -> Any:
 
     budgets = fit_budgets(settings, ModelRoom(served.context_length))
     return budgets if context_tokens <= 0 else local_budgets(budgets, context_tokens)
+
+
+def editor_request(case: Any, session_id: str, snippets: Any, settings: Any, sizes: Any) -> Any:
+    """The ``CompleteRequest`` the language server sends at ``case``'s cursor (a Python file of a
+    corpus: ``case.prefix + case.suffix`` is the document, the cursor between them)."""
+    from lsp_server.completion.request import complete_request
+
+    return complete_request(
+        session_id=session_id,
+        text=case.prefix + case.suffix,
+        offset=len(case.prefix),
+        path=case.path,
+        language="python",
+        snippets=snippets,
+        settings=settings,
+        budgets=sizes,
+    )
