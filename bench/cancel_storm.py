@@ -151,7 +151,8 @@ async def run_phase(
     )
 
 
-def main(argv: list[str]) -> int:
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line; ``phases`` comes back as a list."""
     parser = argparse.ArgumentParser(prog="codedraft bench cancel-storm", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--model", type=Path, default=None, help="model of both daemons (default: the daemon's)"
@@ -172,24 +173,33 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sources", type=Path, default=SOURCES, help="folder of the prompts' source files")
     parser.add_argument("--seed", type=int, default=0, help="seed of the actions and cursors (default: 0)")
     args = parser.parse_args(argv)
-    phases = [p.strip() for p in args.phases.split(",") if p.strip()]
-    if not phases or any(p not in PHASES for p in phases):
-        parser.error(f"--phases takes a comma-separated list of {', '.join(PHASES)}, got {args.phases!r}")
+    args.phases = [p.strip() for p in args.phases.split(",") if p.strip()]
+    if not args.phases or any(p not in PHASES for p in args.phases):
+        parser.error(f"--phases takes a comma-separated list of {', '.join(PHASES)}, got {argv!r}")
     if args.model is not None and not args.model.exists():
         parser.error(f"--model {args.model} does not exist")
     if args.clients < 1 or args.requests < 1:
         parser.error("--clients and --requests must be at least 1")
+    return args
+
+
+def run_storms(args: argparse.Namespace) -> tuple[pb.ModelInfo, list[PhaseResult]]:
+    """The measured daemon started and warmed up (one request), then one storm per phase."""
 
     async def measure() -> tuple[pb.ModelInfo, list[PhaseResult]]:
         async with started(PrivateDaemon(args.model, prefix="codedraft-storm-")) as measured:
             info = await measured.model_info()
-            await fresh_answer(
-                measured, storm_prompts(args.sources, 1, args.seed, args.context_lines)[0], 600
-            )
-            return info, [await run_phase(phase, n, measured, args) for n, phase in enumerate(phases)]
+            warm_up = storm_prompts(args.sources, 1, args.seed, args.context_lines)[0]
+            await fresh_answer(measured, warm_up, 600)
+            return info, [await run_phase(phase, n, measured, args) for n, phase in enumerate(args.phases)]
 
     with CpuBurners(args.busy):
-        info, results = asyncio.run(measure())
+        return asyncio.run(measure())
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    info, results = run_storms(args)
     print_report(info, args, results)
     problems = failures(results)
     for problem in problems:
