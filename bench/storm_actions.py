@@ -20,7 +20,8 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 
 ACTIONS = ("finish", "cancel", "deadline", "disconnect", "generate")
-DONE = {pb.FINISH_REASON_LENGTH, pb.FINISH_REASON_EOS, pb.FINISH_REASON_STOP}
+DONE = {pb.FINISH_REASON_LENGTH, pb.FINISH_REASON_EOS, pb.FINISH_REASON_STOP, pb.FINISH_REASON_REPETITION}
+"""The finish reasons of a request that ended by itself (a loop the daemon stopped is one of them)."""
 CANCELLED_BY_CALL = "cancelled: cancelled by a Cancel call"
 ALLOWED = {
     "finish": {"done", "superseded"},

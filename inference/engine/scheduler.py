@@ -8,7 +8,11 @@ Policy, in plain Python:
   budgeted by `max_step_tokens`, completions served first; the engine runs the step's prefill chunks
   and plain decode steps in one batched forward pass;
 * while a completion is still reading its prompt, generations wait: the editor's ghost text must not
-  queue behind a long refactor, and one decode token of each generation per step would add up;
+  queue behind a long refactor, and one decode token of each generation per step would add up; but a
+  generation waits at most `GENERATION_WAIT_S` since its last unit of work, so a stream of completions
+  cannot starve it (issue 28's cancel storm: generations ran past a 120 s deadline while 16 clients
+  kept completions reading prompts in almost every step); when steps are slower than that (a busy
+  machine, long prompts) a generation gets its unit in every step, as completions do;
 * prefills (a prompt computed ahead of a completion, RequestKind.PREFILL) fill an idle engine only:
   they get no work while any other request runs or waits, and read `background_prefill_chunk` tokens
   a step; a pass of prefills only stops between two layers when another request arrives (the engine's
@@ -19,10 +23,15 @@ Policy, in plain Python:
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from inference.config import EngineConfig, RequestKind
 from inference.engine.sequence import SeqStatus, Sequence
+
+GENERATION_WAIT_S = 0.5
+"""How long in a row a running generation may give its work up to completions reading their prompts."""
 
 
 @dataclass
@@ -36,10 +45,13 @@ class ScheduledWork:
 class Scheduler:
     """Holds the waiting and running requests and hands out the work of each step."""
 
-    def __init__(self, config: EngineConfig) -> None:
+    def __init__(self, config: EngineConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
         self.waiting: list[Sequence] = []
         self.running: list[Sequence] = []
+        self._clock = clock
+        # Running generations and when they last got work (or began to wait for it).
+        self._last_work: dict[Sequence, float] = {}
 
     def add(self, seq: Sequence) -> None:
         """Queue a new request."""
@@ -51,6 +63,7 @@ class Scheduler:
             self.waiting.remove(seq)
         if seq in self.running:
             self.running.remove(seq)
+        self._last_work.pop(seq, None)
 
     def admission_order(self) -> list[Sequence]:
         """Waiting requests in the order they should be admitted (stops at the running limit).
@@ -87,6 +100,7 @@ class Scheduler:
     def preempt(self, seq: Sequence) -> None:
         """Move a running request back to waiting (its KV blocks already released)."""
         self.running.remove(seq)
+        self._last_work.pop(seq, None)
         seq.status = SeqStatus.WAITING
         seq.num_computed = 0
         seq.metrics.preemptions += 1
@@ -104,21 +118,28 @@ class Scheduler:
         completion_reading = any(s.priority == 0 and s.in_prefill for s in order)
         others_busy = any(s.request.kind is not RequestKind.PREFILL for s in (*self.running, *self.waiting))
         budget = self.config.max_step_tokens
+        now = self._clock()
         work: list[ScheduledWork] = []
         for seq in order:
-            if completion_reading and seq.priority > 0:
-                continue
             background = seq.request.kind is RequestKind.PREFILL
             if background and others_busy:
                 continue
+            generation = seq.priority > 0 and not background
+            if generation:
+                waiting_since = self._last_work.setdefault(seq, now)
+                if completion_reading and now - waiting_since < GENERATION_WAIT_S:
+                    continue
             if seq.in_prefill:
                 most = self.config.background_prefill_chunk if background else self.config.prefill_chunk
                 chunk = min(most, self.config.prefill_chunk, seq.prefill_target - seq.num_computed, budget)
-                if chunk > 0:
-                    budget -= chunk
-                    work.append(ScheduledWork(seq, chunk))
+                if chunk <= 0:
+                    continue
+                budget -= chunk
+                work.append(ScheduledWork(seq, chunk))
             else:
                 work.append(ScheduledWork(seq, 0))
+            if generation:
+                self._last_work[seq] = now
         return work
 
     def has_work(self) -> bool:
