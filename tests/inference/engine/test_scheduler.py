@@ -115,13 +115,35 @@ def test_a_generation_waits_for_completions_prompts_at_most_its_bound_then_decod
     now[0] += GENERATION_WAIT_S / 2
     assert step() == [("c2", 8)]
     now[0] += GENERATION_WAIT_S / 2
-    assert step() == [("c3", 8), ("gen", 0)]
+    # Waited its bound: it ranks as a completion by arrival, ahead of the newer ones.
+    assert step() == [("gen", 0), ("c3", 8)]
     # Steps slower than the bound: the generation decodes in each of them.
     for n in range(4, 7):
         now[0] += GENERATION_WAIT_S
-        assert step() == [(f"c{n}", 8), ("gen", 0)]
+        assert step() == [("gen", 0), (f"c{n}", 8)]
     # Fast steps again: it waits for the completions' prompts until the bound has passed once more.
     now[0] += GENERATION_WAIT_S / 4
     assert step() == [("c7", 8)]
     scheduler.remove(gen)
     assert scheduler.schedule() == []
+
+
+def test_a_generation_that_waited_its_bound_is_admitted_and_reads_its_prompt_before_newer_completions() -> (
+    None
+):
+    now = [0.0]
+    scheduler = Scheduler(
+        EngineConfig(prefill_chunk=8, max_step_tokens=8, max_running=1), clock=lambda: now[0]
+    )
+    gen, comp = _seq("gen", 0, 20, RequestKind.GENERATION), _seq("comp", 1, 20)
+    scheduler.add(gen)
+    scheduler.add(comp)
+    assert [s.request_id for s in scheduler.admission_order()] == ["comp"]
+    now[0] += GENERATION_WAIT_S
+    assert [s.request_id for s in scheduler.admission_order()] == ["gen"]
+    scheduler.start(gen)
+    scheduler.start(comp)
+    # The prompt budget goes by arrival too: the generation's chunk first, nothing left for the completion.
+    assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [("gen", 8)]
+    # Having just had work, it gives way again.
+    assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [("comp", 8)]
