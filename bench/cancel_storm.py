@@ -7,16 +7,20 @@ default 200 requests from 16 concurrent clients, each request with one action of
 mid-stream, short deadline, disconnect or Generate, two clients per session; every request but a
 short-deadline one carries a `--deadline-s` (120 s) gRPC deadline. Prompts are FIM completions at line
 starts of this repository's engine sources (`--context-lines` above and below), 16-64 new tokens (200
-for those cancelled or dropped mid-stream).
+for those cancelled or dropped mid-stream), greedy, speculation off (as `bench daemon`); a Generate
+request sends the completion's prefix as its raw prompt. A client sends its next request as soon as
+its last one ends, so 16 requests are in flight throughout (a closed loop).
 
 The storm runs once per phase of `--phases`, one after another in one run (default `alone,beside`):
 `alone` with no other daemon; `beside` with a second `codedraft daemon` on the same model, started for
-the phase and kept generating by `--second-clients` clients of its own throughout it. Both phases draw
+the phase and kept busy throughout it by `--second-clients` clients of its own, each sending 128-token
+Generate requests one after another. Both phases draw
 the same actions; cursor positions differ, so one phase does not reuse the other's cached prompts.
 `--busy N` adds N processes spinning a core each (`bench/busy_cores.py`) to every phase.
 
 Per phase: outcomes per action, long-deadline requests that ran out of time (must be none) or ended
-otherwise unexpectedly, latency of finished requests, both daemons' tokens/s meanwhile; then the
+otherwise unexpectedly, latency of finished requests, both daemons' tokens/s meanwhile (tokens of
+the requests that finished in the phase, over its wall time; cancelled ones count none); then the
 measured daemon must become idle with no KV block held and answer a fresh request. The exit status is
 1 when any of that fails, with the reasons printed.
 """
