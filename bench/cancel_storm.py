@@ -19,8 +19,8 @@ the same actions; cursor positions differ, so one phase does not reuse the other
 `--busy N` adds N processes spinning a core each (`bench/busy_cores.py`) to every phase.
 
 Per phase: outcomes per action, long-deadline requests that ran out of time (must be none) or ended
-otherwise unexpectedly, latency of finished requests, both daemons' tokens/s meanwhile (tokens of
-the requests that finished in the phase, over its wall time; cancelled ones count none); then the
+otherwise unexpectedly, latency of finished requests, both daemons' tokens/s meanwhile (the generated
+tokens each daemon's stats count as its requests end, over the phase's wall time); then the
 measured daemon must become idle with no KV block held and answer a fresh request. The exit status is
 1 when any of that fails, with the reasons printed.
 """
