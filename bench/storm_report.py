@@ -60,13 +60,12 @@ def failures(results: list[PhaseResult]) -> list[str]:
     found = []
     for result in results:
         name = result.phase
-        for outcome in result.timed_out:
-            found.append(
-                f"{name}: a {outcome.action} request with the long deadline ran out of time "
-                f"after {outcome.seconds:.1f} s"
-            )
-        for outcome in result.unexpected:
-            found.append(f"{name}: a {outcome.action} request ended {outcome.outcome!r}")
+        timed_out = Counter(o.action for o in result.timed_out)
+        for action, count in sorted(timed_out.items()):
+            found.append(f"{name}: {count} {action} request(s) with the long deadline ran out of time")
+        unexpected = Counter((o.action, o.outcome) for o in result.unexpected)
+        for (action, outcome), count in sorted(unexpected.items()):
+            found.append(f"{name}: {count} {action} request(s) ended {outcome!r}")
         pool = result.pool
         if not pool.idle:
             found.append(f"{name}: requests were still live {IDLE_TIMEOUT_S:g} s after the storm")

@@ -62,14 +62,17 @@ def test_the_plan_repeats_per_seed_mixes_every_action_and_shares_each_session_be
 
 def test_failures_name_a_long_deadline_timeout_a_leaked_pool_and_a_failed_fresh_request() -> None:
     outcomes = [
+        Outcome("generate", "DEADLINE_EXCEEDED", 120.0, True),
         Outcome("finish", "DEADLINE_EXCEEDED", 120.0, True),
+        Outcome("generate", "DEADLINE_EXCEEDED", 120.0, True),
         Outcome("deadline", "DEADLINE_EXCEEDED", 0.1, False),
         Outcome("generate", "UNAVAILABLE", 1.0, True),
     ]
-    result = PhaseResult("beside", outcomes, 10.0, 5.0, 3.0, 3, PoolCheck(True, 4, 9, 8), "failed: gone")
+    result = PhaseResult("beside", outcomes, 10.0, 5.0, 3.0, 5, PoolCheck(True, 4, 9, 8), "failed: gone")
     assert failures([result]) == [
-        "beside: a finish request with the long deadline ran out of time after 120.0 s",
-        "beside: a generate request ended 'UNAVAILABLE'",
+        "beside: 1 finish request(s) with the long deadline ran out of time",
+        "beside: 2 generate request(s) with the long deadline ran out of time",
+        "beside: 1 generate request(s) ended 'UNAVAILABLE'",
         "beside: 4 KV blocks held with no request running",
         "beside: 1 requests never finished",
         "beside: a fresh request after the storm ended 'failed: gone'",
