@@ -6,8 +6,8 @@ import argparse
 import importlib
 
 HELP = (
-    "run a benchmark: engine, next-edit-decode, daemon, index, lsp, first-suggestion, network, model, "
-    "next-edit, fix or versus-llamacpp (ARGS go to the benchmark; try NAME --help)"
+    "run a benchmark: engine, next-edit-decode, daemon, cancel-storm, index, lsp, first-suggestion, network, "
+    "model, next-edit, fix or versus-llamacpp (ARGS go to the benchmark; try NAME --help)"
 )
 
 BENCHMARKS: dict[str, tuple[str, str]] = {
@@ -17,6 +17,10 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
         "next-edit region rewrites: prompt lookup with the draft limit vs plain; cache after a keystroke",
     ),
     "daemon": ("bench.daemon_speed", "gRPC throughput and latency under 1/4/16 clients"),
+    "cancel-storm": (
+        "bench.cancel_storm",
+        "200 requests cancelling, superseding and timing out, alone and beside a second busy daemon",
+    ),
     "index": ("bench.index", "index speed and retrieval latency and quality"),
     "lsp": ("bench.lsp", "language-server overhead and cancel latency"),
     "first-suggestion": (

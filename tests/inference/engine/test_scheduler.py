@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from inference.config import EngineConfig, RequestKind
-from inference.engine.scheduler import Scheduler
+from inference.engine.scheduler import GENERATION_WAIT_S, Scheduler
 from inference.engine.sequence import Request, Sequence
 from inference.engine.text_stream import TextStream
 
@@ -88,3 +88,62 @@ def test_running_prefills_never_keep_a_completion_out() -> None:
     assert scheduler.admission_order() == []
     # While the others run (the generation waits for the completion's prompt), prefills get no work.
     assert [w.seq.request_id for w in scheduler.schedule()] == ["comp"]
+
+
+def test_a_generation_waits_for_completions_prompts_at_most_its_bound_then_decodes_every_step() -> None:
+    now = [100.0]
+    scheduler = Scheduler(EngineConfig(prefill_chunk=8, max_step_tokens=8), clock=lambda: now[0])
+    gen = _seq("gen", 0, 20, RequestKind.GENERATION)
+    scheduler.add(gen)
+    scheduler.start(gen)
+    gen.num_computed = 20  # decoding
+    gen.token_ids.append(5)
+    arrival = 1
+
+    def step() -> list[tuple[str, int]]:
+        # A new completion arrives before every step (a storm of them): one is always reading its prompt.
+        nonlocal arrival
+        comp = _seq(f"c{arrival}", arrival, 8)
+        arrival += 1
+        scheduler.add(comp)
+        scheduler.start(comp)
+        work = [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()]
+        scheduler.remove(comp)
+        return work
+
+    assert step() == [("c1", 8)]
+    now[0] += GENERATION_WAIT_S / 2
+    assert step() == [("c2", 8)]
+    now[0] += GENERATION_WAIT_S / 2
+    # Waited its bound: it ranks as a completion by arrival, ahead of the newer ones.
+    assert step() == [("gen", 0), ("c3", 8)]
+    # Steps slower than the bound: the generation decodes in each of them.
+    for n in range(4, 7):
+        now[0] += GENERATION_WAIT_S
+        assert step() == [("gen", 0), (f"c{n}", 8)]
+    # Fast steps again: it waits for the completions' prompts until the bound has passed once more.
+    now[0] += GENERATION_WAIT_S / 4
+    assert step() == [("c7", 8)]
+    scheduler.remove(gen)
+    assert scheduler.schedule() == []
+
+
+def test_a_generation_that_waited_its_bound_is_admitted_and_reads_its_prompt_before_newer_completions() -> (
+    None
+):
+    now = [0.0]
+    scheduler = Scheduler(
+        EngineConfig(prefill_chunk=8, max_step_tokens=8, max_running=1), clock=lambda: now[0]
+    )
+    gen, comp = _seq("gen", 0, 20, RequestKind.GENERATION), _seq("comp", 1, 20)
+    scheduler.add(gen)
+    scheduler.add(comp)
+    assert [s.request_id for s in scheduler.admission_order()] == ["comp"]
+    now[0] += GENERATION_WAIT_S
+    assert [s.request_id for s in scheduler.admission_order()] == ["gen"]
+    scheduler.start(gen)
+    scheduler.start(comp)
+    # The prompt budget goes by arrival too: the generation's chunk first, nothing left for the completion.
+    assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [("gen", 8)]
+    # Having just had work, it gives way again.
+    assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [("comp", 8)]
