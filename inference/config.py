@@ -106,7 +106,8 @@ class EngineConfig:
     `kv_cache_mb` sizes the target's preallocated KV pool (`num_kv_blocks`, when set, sizes it in blocks);
     the draft model gets `draft_kv_cache_mb`. A step computes at most `max_step_tokens` prompt tokens
     across requests (completions first), and one prompt at most `prefill_chunk` tokens per step, so a
-    long prompt cannot stall the others.
+    long prompt cannot stall the others; at most `decode_step_prompt_tokens` while a request of the
+    step decodes, so newer requests' prompts do not hold each of its tokens back for seconds.
     """
 
     block_size: int = 16
@@ -119,6 +120,10 @@ class EngineConfig:
     max_waiting: int = 64
     max_step_tokens: int = 2048
     prefill_chunk: int = 1024
+    # On a CPU a step that reads 2,048 prompt tokens takes seconds, and each decoding request of the
+    # step waits for it: in issue 28's cancel storm (16 clients, each sending its next request as its
+    # last ended) some prompt was read in almost every step, and decoding crawled.
+    decode_step_prompt_tokens: int = 256
     # A prefill request (RequestKind.PREFILL) reads its prompt in chunks this small (at most
     # prefill_chunk). A completion arriving meanwhile stops the pass between two layers (it waits for
     # one layer of the chunk), and the chunk's work is redone later: smaller chunks make that wait
@@ -140,6 +145,8 @@ class EngineConfig:
             raise ValueError("max_running must be >= 1 and max_waiting >= 0")
         if self.prefill_chunk < 1 or self.max_step_tokens < self.prefill_chunk:
             raise ValueError("need 1 <= prefill_chunk <= max_step_tokens")
+        if self.decode_step_prompt_tokens < 1:
+            raise ValueError(f"decode_step_prompt_tokens must be >= 1, got {self.decode_step_prompt_tokens}")
         if self.background_prefill_chunk < 1:
             raise ValueError(f"background_prefill_chunk must be >= 1, got {self.background_prefill_chunk}")
         self.speculation.validate()

@@ -5,8 +5,9 @@ Policy, in plain Python:
   a request that finds no room waits for running ones to finish (head of line, so none starves);
 * each step gives every running request one unit of work: a prefill chunk of at most
   `prefill_chunk` tokens, or one decode round (one token, or one speculative round); prompt tokens are
-  budgeted by `max_step_tokens`, completions served first; the engine runs the step's prefill chunks
-  and plain decode steps in one batched forward pass;
+  budgeted by `max_step_tokens` (by `decode_step_prompt_tokens` when a request of the step decodes:
+  each of its tokens waits for the step's prompt chunks), completions served first; the engine runs the
+  step's prefill chunks and plain decode steps in one batched forward pass;
 * while a completion is still reading its prompt, generations wait: the editor's ghost text must not
   queue behind a long refactor, and one decode token of each generation per step would add up;
 * but a generation gives way to completions for at most `GENERATION_WAIT_S` in a row (since it
@@ -131,7 +132,14 @@ class Scheduler:
         order = sorted(self.running, key=ranks.__getitem__)
         completion_reading = any(s.priority == 0 and s.in_prefill for s in order)
         others_busy = any(s.request.kind is not RequestKind.PREFILL for s in (*self.running, *self.waiting))
+        decoding = any(
+            not s.in_prefill and not (completion_reading and ranks[s][0] > 0)
+            for s in order
+            if s.request.kind is not RequestKind.PREFILL
+        )
         budget = self.config.max_step_tokens
+        if decoding:
+            budget = min(budget, self.config.decode_step_prompt_tokens)
         work: list[ScheduledWork] = []
         for seq in order:
             if completion_reading and ranks[seq][0] > 0:

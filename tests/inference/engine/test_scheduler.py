@@ -147,3 +147,23 @@ def test_a_generation_that_waited_its_bound_is_admitted_and_reads_its_prompt_bef
     assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [("gen", 8)]
     # Having just had work, it gives way again.
     assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [("comp", 8)]
+
+
+def test_a_step_with_a_decoding_request_reads_fewer_prompt_tokens() -> None:
+    config = EngineConfig(prefill_chunk=8, max_step_tokens=16, decode_step_prompt_tokens=4)
+    scheduler = Scheduler(config)
+    first, second, third = _seq("first", 0, 20), _seq("second", 1, 20), _seq("third", 2, 20)
+    for seq in (first, second, third):
+        scheduler.add(seq)
+        scheduler.start(seq)
+    # Nobody decodes yet: the whole step budget goes to prompts.
+    assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [
+        ("first", 8),
+        ("second", 8),
+    ]
+    first.num_computed = 20  # decoding now: its next token waits for only 4 prompt tokens of the others
+    first.token_ids.append(5)
+    assert [(w.seq.request_id, w.prefill_tokens) for w in scheduler.schedule()] == [
+        ("first", 0),
+        ("second", 4),
+    ]
