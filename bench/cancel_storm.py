@@ -85,6 +85,19 @@ async def keep_generating(address: DaemonAddress, prompts: list[pb.CompleteReque
             )
 
 
+async def second_rate(second: InferenceClient, before: pb.Stats, began: float) -> float:
+    """The second daemon's generated tokens per second since ``began``. Its stats count a request's
+    tokens when it ends, so a storm shorter than one of its requests would count none: the window
+    then runs on until one has ended (at most ``IDLE_TIMEOUT_S``)."""
+    deadline = time.monotonic() + IDLE_TIMEOUT_S
+    while True:
+        after = await second.stats()
+        grown = after.generated_tokens - before.generated_tokens
+        if grown > 0 or time.monotonic() > deadline:
+            return grown / (time.perf_counter() - began)
+        await asyncio.sleep(0.05)
+
+
 async def pool_after(client: InferenceClient, timeout_s: float = IDLE_TIMEOUT_S) -> PoolCheck:
     """Waits until no request is live or queued and no KV block is held (the engine gives a request's
     blocks back just after its stream ends); what the pool holds then, or at ``timeout_s``."""
@@ -135,8 +148,7 @@ async def run_phase(
         outcomes = await run_storm(measured.address.grpc_target(), planned, args.clients)
         wall = time.perf_counter() - began
         if second is not None and second_before is not None:
-            second_after = await second.stats()
-            second_tokens = (second_after.generated_tokens - second_before.generated_tokens) / wall
+            second_tokens = await second_rate(second, second_before, began)
             for worker in workers:
                 worker.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
