@@ -14,19 +14,7 @@ from bench.corpus import SourceFile
 from lsp_server.completion.block_or_line import BLOCK, cursor_shape, load_later_lines
 from lsp_server.completion.confidence_gate import load_calibrations
 from lsp_server.completion.postprocess.context import CursorContext
-
-SOURCE = """import os
-
-
-def walk(top, names):
-    found = []
-    for name in names:
-        path = os.path.join(top, name)
-
-        if os.path.isdir(path):
-            found.append(path)
-    return found
-"""
+from tests.bench.walk_source import SOURCE
 
 
 def test_a_case_hides_a_whole_block_body_under_its_opener() -> None:

@@ -13,20 +13,8 @@ from bench.corpus import SourceFile
 from codedraft.errors import CommandError
 from inference.default_model import CHOICE_VARIABLE
 from inference.defaults import default_model_dir
+from tests.bench.walk_source import SOURCE
 from tests.fixtures.tiny_models import make_tiny_checkpoint
-
-SOURCE = """import os
-
-
-def walk(top, names):
-    found = []
-    for name in names:
-        path = os.path.join(top, name)
-
-        if os.path.isdir(path):
-            found.append(path)
-    return found
-"""
 
 
 def test_cursors_sit_after_the_indentation_inside_an_identifier_or_on_a_blank_line() -> None:

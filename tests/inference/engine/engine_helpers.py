@@ -117,9 +117,20 @@ def run_all(engine: LLMEngine, requests: list[Request], max_steps: int = 10_000)
     return results
 
 
-def assert_cache_hit_and_speculation_exact(model: LoadedModel) -> None:
-    """A prefix-cache hit and prompt-lookup speculation give the tokens (and first logits) of a cold,
-    plain run of the same greedy request, on an engine over `model` with 4-token blocks."""
+@dataclass
+class ExactnessRuns:
+    """One greedy request over `PROMPTS[2]` run cold (no prefix cache), as a cache hit, and with
+    prompt lookup, on engines over one model; `engine` ran the hit and the speculative run."""
+
+    prompt_ids: list[int]
+    cold: Finished
+    hit: Finished
+    spec: Finished
+    engine: LLMEngine
+
+
+def exactness_runs(model: LoadedModel) -> ExactnessRuns:
+    """The runs that cache-hit and speculation exactness are judged on (4-token blocks)."""
     ids = model.tokenizer.encode(PROMPTS[2])
 
     def request(name: str, mode: SpecMode) -> Request:
@@ -131,6 +142,14 @@ def assert_cache_hit_and_speculation_exact(model: LoadedModel) -> None:
     run_all(engine, [request("first", SpecMode.OFF)])
     hit = run_all(engine, [request("hit", SpecMode.OFF)])["hit"]
     spec = run_all(engine, [request("spec", SpecMode.NGRAM)])["spec"]
+    return ExactnessRuns(ids, cold, hit, spec, engine)
+
+
+def assert_cache_hit_and_speculation_exact(model: LoadedModel) -> None:
+    """A prefix-cache hit and prompt-lookup speculation give the tokens (and first logits) of a cold,
+    plain run of the same greedy request, on an engine over `model` with 4-token blocks."""
+    runs = exactness_runs(model)
+    ids, cold, hit, spec, engine = runs.prompt_ids, runs.cold, runs.hit, runs.spec, runs.engine
     assert hit.metrics.reused_tokens == len(ids) - 1
     assert cold.token_ids == hit.token_ids == spec.token_ids
     torch.testing.assert_close(

@@ -9,8 +9,6 @@ import pytest
 import torch
 from torch import nn
 
-from inference.config import SamplingParams, SpecMode
-from inference.engine.sequence import Request
 from inference.layers.attention import KERNEL_MAX_TOKENS
 from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
 from inference.layers.int8_activation_linear import Q4_1Q8Linear, Q8_0Q8Linear
@@ -26,11 +24,9 @@ from inference.loading import ModelLoadError, load_model, resolve_weights
 from tests.fixtures.devices import on_cuda
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 from tests.inference.engine.engine_helpers import (
-    PROMPTS,
     assert_cache_hit_and_speculation_exact,
-    make_engine,
+    exactness_runs,
     one_torch_thread,
-    run_all,
 )
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
@@ -161,18 +157,9 @@ def test_with_8_bit_activations_every_logit_is_bit_identical_however_it_was_batc
     # prompt's rows, a cache hit's single row and a verification's rows must all equal plain decoding's.
     make_tiny_checkpoint(tmp_path / "llama", "llama", tie_word_embeddings=True)
     model = load_model(tmp_path / "llama", device="cpu", weights="q4_1_q8")
-    ids = model.tokenizer.encode(PROMPTS[2])
-    assert len(ids) > KERNEL_MAX_TOKENS
-
-    def request(name: str, mode: SpecMode) -> Request:
-        sampling = SamplingParams(max_tokens=24, ignore_eos=True)
-        return Request(name, prompt_token_ids=ids, sampling=sampling, spec_mode=mode)
-
-    cold = run_all(make_engine(model, enable_prefix_cache=False), [request("cold", SpecMode.OFF)])["cold"]
-    engine = make_engine(model)
-    run_all(engine, [request("first", SpecMode.OFF)])
-    hit = run_all(engine, [request("hit", SpecMode.OFF)])["hit"]
-    spec = run_all(engine, [request("spec", SpecMode.NGRAM)])["spec"]
+    runs = exactness_runs(model)
+    assert len(runs.prompt_ids) > KERNEL_MAX_TOKENS
+    cold, hit, spec = runs.cold, runs.hit, runs.spec
     assert spec.metrics.spec_accepted > 0
     for run in (hit, spec):
         assert run.token_ids == cold.token_ids
