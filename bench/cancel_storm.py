@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -191,11 +192,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.phases = [p.strip() for p in args.phases.split(",") if p.strip()]
     if not args.phases or any(p not in PHASES for p in args.phases):
-        parser.error(f"--phases takes a comma-separated list of {', '.join(PHASES)}, got {argv!r}")
+        parser.error(
+            f"--phases takes a comma-separated list of {', '.join(PHASES)}, got {', '.join(args.phases)!r}"
+        )
     if args.model is not None and not args.model.exists():
         parser.error(f"--model {args.model} does not exist")
     if args.clients < 1 or args.requests < 1:
         parser.error("--clients and --requests must be at least 1")
+    if not 0 < args.deadline_s < math.inf:
+        parser.error(f"--deadline-s must be a number of seconds above 0, got {args.deadline_s:g}")
+    if args.busy < 0 or args.second_clients < 0 or args.context_lines < 0:
+        parser.error("--busy, --second-clients and --context-lines must be at least 0")
     return args
 
 

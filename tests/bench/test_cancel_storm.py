@@ -77,3 +77,22 @@ def test_failures_name_a_long_deadline_timeout_a_leaked_pool_and_a_failed_fresh_
         "beside: 1 requests never finished",
         "beside: a fresh request after the storm ended 'failed: gone'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--requests", "0"], "--clients and --requests must be at least 1"),
+        (["--deadline-s", "-1"], "--deadline-s must be a number of seconds above 0, got -1"),
+        (["--deadline-s", "inf"], "--deadline-s must be a number of seconds above 0, got inf"),
+        (["--busy", "-1"], "--busy, --second-clients and --context-lines must be at least 0"),
+        (["--phases", "nowhere"], "--phases takes a comma-separated list of alone, beside, got 'nowhere'"),
+    ],
+)
+def test_bad_flags_are_refused_with_the_reason(
+    flags: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(flags)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
