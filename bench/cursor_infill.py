@@ -35,7 +35,7 @@ from typing import Any
 
 from bench.block_curve import block_figures, later_lines_entry
 from bench.block_infill import corpus_blocks
-from bench.confidence_curve import calibrate, gate_figures
+from bench.confidence_curve import calibrate, calibrate_from_runs, gate_figures, shipped_point
 from bench.cursor_cases import CORPORA, CursorCase, corpus_cases, corpus_root
 from bench.infill_report import report
 from bench.infill_tally import MODES, InfillTally
@@ -182,6 +182,15 @@ def _parser() -> argparse.ArgumentParser:
         help="write the confidence gate's chosen point for this model into the language server's "
         "calibrations (lsp_server/completion/calibrations.json)",
     )
+    parser.add_argument(
+        "--calibrate-from",
+        type=Path,
+        nargs="+",
+        default=None,
+        metavar="JSON",
+        help="run nothing: write the calibration from earlier runs' --json files of one model, their "
+        "cursors pooled per corpus (bench/confidence_curve.py)",
+    )
     return parser
 
 
@@ -237,7 +246,9 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
                 try:
                     tally = await _score(served, cases, args, corpus, retrieval, progress)
                     figures[corpus] = {"held_out_files": held, **tally.figures()}
-                    figures[corpus]["gate"] = gate_figures(figures[corpus]["case_results"])
+                    results = figures[corpus]["case_results"]
+                    figures[corpus]["gate"] = gate_figures(results)
+                    figures[corpus]["gate"]["shipped"] = shipped_point(figures["model_name"], results)
                     _write(args.json, figures)
                     count = args.cases if args.block_cases is None else args.block_cases
                     blocks = await corpus_blocks(served, corpus, count, args, retrieval)
@@ -270,6 +281,9 @@ def _retrieval(corpus: str) -> Any:
 def main(argv: list[str]) -> int:
     """Run the evaluation and print its table; exit code 0."""
     args = _parser().parse_args(argv)
+    if args.calibrate_from:
+        print(calibrate_from_runs(args.calibrate_from))
+        return 0
     if args.model is None:
         from inference.default_model import default_model
 
@@ -286,8 +300,9 @@ def main(argv: list[str]) -> int:
             print("\n".join(inside_line_report(corpus, figures[corpus]["inside_line"])))
     _write(args.json, figures)
     if args.calibrate:
-        corpora = {name: figures[name] for name in CORPORA if name in figures}
+        corpora = [name for name in CORPORA if name in figures]
         later = later_lines_entry({name: figures[name]["block_results"] for name in corpora})
-        entry = calibrate(figures["model_name"], corpora, later_lines=later)
-        print(f"calibration of {figures['model_name']}: {entry['chosen']}")
+        cases = {name: figures[name]["case_results"] for name in corpora}
+        entry = calibrate(figures["model_name"], cases, later_lines=later)
+        print(f"calibration of {figures['model_name']}: {entry.get('chosen')}")
     return 0

@@ -1,13 +1,15 @@
 """Whether a suggestion is likely enough to be right to show: a gate over how sure the model was of
 its first line, with an operating point measured per model.
 
-The daemon reports, per line of a suggestion, the mean and least log-probability of its tokens and the
-first token's (``RequestFigures.lines``, ``first_token_logprob``). ``codedraft bench model`` records
-them with whether each first line was exactly right, and turns them into a curve: for each threshold on
-one of those figures, the precision of the suggestions it lets through and the share it lets through
-(coverage). The operating point a model gets is written in ``calibrations.json`` beside this module
-(per model: the curve of the figure that separated best, and the point chosen from it: the most
-precise one that still shows at least half the suggestions). ``completion.confidence`` picks the point:
+The daemon reports, per line of a suggestion, its token count and the mean and least log-probability of
+its tokens, and the first token's (``RequestFigures.lines``, ``first_token_logprob``); the first line's
+total (mean times tokens) is the log-probability of the whole line as the model wrote it.
+``codedraft bench model`` records them with whether each first line was exactly right, and turns them
+into a curve: for each threshold on one of those figures, the precision of the suggestions it lets
+through and the share it lets through (coverage). The operating point a model gets is written in
+``calibrations.json`` beside this module (per model: the curve of the figure that separated best, and
+the point chosen from it: the most precise one that still shows at least half the suggestions of every
+corpus, with a margin; see ``bench/confidence_curve.py``). ``completion.confidence`` picks the point:
 ``auto`` the model's chosen one, ``off`` no gate, or a target precision such as ``0.5`` (the least
 strict point of the curve that reaches it). A model without a calibration gets ``CONSERVATIVE``.
 """
@@ -25,9 +27,10 @@ from typing import Any, Protocol
 log = logging.getLogger(__name__)
 
 CALIBRATIONS = Path(__file__).with_name("calibrations.json")
-FEATURES = ("mean", "min", "first")
+FEATURES = ("mean", "min", "first", "sum")
 """The figures a gate may threshold: the first line's mean and least token log-probability, the first
-token's log-probability."""
+token's log-probability, and the first line's total log-probability (the whole line's)."""
+_FEATURE_WORDS = {"mean": "mean", "min": "least", "first": "first-token", "sum": "total"}
 MIN_COVERAGE = 0.5
 """The chosen point shows at least this share of the suggestions the model makes."""
 
@@ -67,6 +70,7 @@ def first_line_confidence(
         "mean": first.mean_logprob,
         "min": first.min_logprob,
         "first": first_token_logprob if first_token_logprob is not None else first.min_logprob,
+        "sum": first.mean_logprob * first.tokens,
     }
 
 
@@ -93,6 +97,11 @@ def gate_figures(figures: DaemonFigures | None) -> dict[str, float] | None:
     return first_line_confidence(figures.lines, first)
 
 
+def describe(feature: str) -> str:
+    """The figure ``feature`` names, in words (the status and the quiet reason say it so)."""
+    return f"first line {_FEATURE_WORDS.get(feature, feature)} log-probability"
+
+
 def quiet_reason(point: OperatingPoint | None, confidence: Mapping[str, float] | None) -> str | None:
     """Why the gate keeps a suggestion back, None to show it (no gate, or no figures to judge by)."""
     if point is None or confidence is None:
@@ -100,7 +109,7 @@ def quiet_reason(point: OperatingPoint | None, confidence: Mapping[str, float] |
     value = confidence[point.feature]
     if value >= point.threshold:
         return None
-    figure = f"first line {point.feature} log-probability {value:.2f} < {point.threshold:.2f}"
+    figure = f"{describe(point.feature)} {value:.2f} < {point.threshold:.2f}"
     return f"not confident enough ({figure})"
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from lsp_server.completion.accept_history import AcceptHistory
 from lsp_server.completion.adaptive_threshold import adapted_point
-from lsp_server.completion.confidence_gate import OperatingPoint
+from lsp_server.completion.confidence_gate import OperatingPoint, describe
 
 MAX_TRACKED = 256
 """Issued suggestions remembered for their reports (the oldest are forgotten first)."""
@@ -120,6 +120,7 @@ class SuggestionFeedback:
             calibrated, adapted = self._points[model]
             summary["gate"] = {
                 "feature": adapted.feature,
+                "figure": describe(adapted.feature),
                 "threshold": round(adapted.threshold, 4),
                 "calibratedThreshold": round(calibrated.threshold, 4),
             }

@@ -115,7 +115,7 @@ def test_calibration_adds_later_lines_and_keeps_the_gates_point(tmp_path: Path) 
     later = later_lines_entry({"stdlib": RECORDS, "numpy": []})
     assert later is not None and later["measured_on"] == ["stdlib"]
     # a run with block cursors only: the gate's entry stays as it was
-    calibrate("m", {"stdlib": {"case_results": []}}, path, later_lines=later)
+    calibrate("m", {"stdlib": []}, path, later_lines=later)
     assert load_calibrations(path)["m"].chosen.threshold == -0.85
     chosen = load_later_lines(path)["m"].chosen
     assert (chosen.feature, chosen.threshold, chosen.coverage) == ("mean", -1.0, round(11 / 16, 4))

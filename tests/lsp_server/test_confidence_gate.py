@@ -54,14 +54,17 @@ def test_the_gate_keeps_back_what_falls_below_its_threshold_and_says_why() -> No
     assert quiet_reason(point, {"mean": -0.31, "min": -2.0, "first": -1.0}) == (
         "not confident enough (first line mean log-probability -0.31 < -0.30)"
     )
+    assert quiet_reason(OperatingPoint("sum", -2.5), {"sum": -2.75}) == (
+        "not confident enough (first line total log-probability -2.75 < -2.50)"
+    )
     assert quiet_reason(None, {"mean": -9.0, "min": -9.0, "first": -9.0}) is None  # gate off
     assert quiet_reason(point, None) is None  # no figures (a remote engine): shown
 
 
 def test_figures_from_the_wire() -> None:
     lines = [pb.LineConfidence(tokens=3, mean_logprob=-0.5, min_logprob=-1.25), pb.LineConfidence(tokens=1)]
-    assert first_line_confidence(lines, -0.75) == {"mean": -0.5, "min": -1.25, "first": -0.75}
-    assert first_line_confidence(lines, None) == {"mean": -0.5, "min": -1.25, "first": -1.25}
+    assert first_line_confidence(lines, -0.75) == {"mean": -0.5, "min": -1.25, "first": -0.75, "sum": -1.5}
+    assert first_line_confidence(lines, None) == {"mean": -0.5, "min": -1.25, "first": -1.25, "sum": -1.5}
     assert first_line_confidence([pb.LineConfidence(tokens=0)], None) is None
     assert first_line_confidence([], None) is None
 

@@ -55,6 +55,7 @@ async def test_a_user_who_dismisses_sure_suggestions_gets_a_stricter_gate(tmp_pa
     assert outcome.reason == "not confident enough (first line mean log-probability -0.30 < 0.00)"
     assert service.feedback.summary("unmeasured")["gate"] == {
         "feature": "mean",
+        "figure": "first line mean log-probability",
         "threshold": 0.0,
         "calibratedThreshold": -0.5,
     }

@@ -97,7 +97,12 @@ def test_the_point_follows_the_history_and_reset_restores_it(tmp_path: Path) -> 
         "partial": 0,
         "dismissed": 60,
         "rate": 0.0,
-        "gate": {"feature": "min", "threshold": -0.5, "calibratedThreshold": -1.0},
+        "gate": {
+            "feature": "min",
+            "figure": "first line least log-probability",
+            "threshold": -0.5,
+            "calibratedThreshold": -1.0,
+        },
     }
     assert fb.adapt("m", None, None) is None  # completion.confidence off: no gate, nothing adapted
     assert "gate" not in fb.summary("m")
@@ -109,7 +114,12 @@ def test_the_point_follows_the_history_and_reset_restores_it(tmp_path: Path) -> 
         "partial": 0,
         "dismissed": 0,
         "rate": None,
-        "gate": {"feature": "min", "threshold": -1.0, "calibratedThreshold": -1.0},
+        "gate": {
+            "feature": "min",
+            "figure": "first line least log-probability",
+            "threshold": -1.0,
+            "calibratedThreshold": -1.0,
+        },
     }
 
 

@@ -43,7 +43,7 @@ export interface Accepts {
   dismissed: number;
   /** Accepted whole or in part per shown; null before any was shown. */
   rate: number | null;
-  gate?: { feature: string; threshold: number; calibratedThreshold: number };
+  gate?: { feature: string; figure?: string; threshold: number; calibratedThreshold: number };
 }
 
 /** Parameters of `codedraft/status`, also the result of the `codedraft.status` command. */

@@ -37,7 +37,8 @@ function acceptDetails(accepts: Accepts): string[] {
   const gate = accepts.gate;
   if (gate !== undefined) {
     const moved = gate.threshold === gate.calibratedThreshold ? 'as calibrated' : `calibrated ${gate.calibratedThreshold.toFixed(2)}`;
-    lines.push(`Confidence gate: first line ${gate.feature} log-probability ≥ ${gate.threshold.toFixed(2)} (${moved})`);
+    const figure = gate.figure ?? `first line ${gate.feature} log-probability`;
+    lines.push(`Confidence gate: ${figure} ≥ ${gate.threshold.toFixed(2)} (${moved})`);
   }
   return lines;
 }

@@ -95,5 +95,10 @@ describe('accept rate', () => {
       statusDetails({ ...ready, accepts: asCalibrated }, 'running', true).at(-2),
       'Confidence gate: first line min log-probability ≥ -0.85 (as calibrated)',
     );
+    const named = { ...accepts, gate: { feature: 'sum', figure: 'first line total log-probability', threshold: -2.4, calibratedThreshold: -2.4 } };
+    assert.equal(
+      statusDetails({ ...ready, accepts: named }, 'running', true).at(-2),
+      'Confidence gate: first line total log-probability ≥ -2.40 (as calibrated)',
+    );
   });
 });

@@ -87,7 +87,12 @@ async def test_reports_from_the_editor_are_counted_and_shown_in_the_status(
         assert accepts["rate"] == round(2 / 3, 4)
         # the scripted model has no calibration: the conservative point, not yet moved (3 < 50 outcomes)
         gate = accepts["gate"] if isinstance(accepts["gate"], dict) else accepts["gate"]._asdict()
-        assert gate == {"feature": "mean", "threshold": -0.5, "calibratedThreshold": -0.5}
+        assert gate == {
+            "feature": "mean",
+            "figure": "first line mean log-probability",
+            "threshold": -0.5,
+            "calibratedThreshold": -0.5,
+        }
 
         kept = json.loads((private_state_dir / "accept_history.json").read_text())
         ((model, entry),) = kept["models"].items()
