@@ -11,8 +11,8 @@ The rule, with the user's last settled suggestions of a model (``accept_history`
    enough even of the least sure suggestions shown (the whole curve reaches the target), it becomes
    the bottom of the band, so that less sure suggestions are shown and judged in turn; if no threshold
    reaches the target, the top of the band.
-4. The result is clamped to ``base.threshold ± BAND``: the gate follows the user, but never far
-   from what was measured, and a streak of dismissals cannot silence it.
+4. The result is clamped to ``base.threshold ± band(base.feature)``: the gate follows the user, but
+   never far from what was measured, and a streak of dismissals cannot silence it.
 
 The target is the accept rate the gate aims for: a number in ``completion.confidence`` itself, and
 with ``auto`` the calibrated point's measured precision (the share of exactly right first lines it
@@ -33,6 +33,10 @@ MIN_SUPPORT = 20
 """Suggestions at or above a threshold needed for its accept rate to count."""
 BAND = 0.5
 """How far (in log-probability) the adapted threshold may move from the one asked for."""
+WIDER_BANDS = {"sum": 1.5}
+"""Figures that spread wider than a per-token one: a line's total spans about three times the least
+token's range over the same share of suggestions (on the default model's cursors, least ±0.5 around
+its calibrated point moves the coverage from 30 % to 72 %; the total needs ±1.5 for the same)."""
 DEFAULT_TARGET = 0.5
 """The accept rate aimed for with ``auto`` and a model nobody measured."""
 
@@ -56,7 +60,8 @@ def adapted_point(base: OperatingPoint, outcomes: Sequence[Outcome], target: flo
     supported = [
         point for point in curve(scored, base.feature) if point.coverage * len(scored) >= MIN_SUPPORT
     ]
-    low, high = base.threshold - BAND, base.threshold + BAND
+    band = WIDER_BANDS.get(base.feature, BAND)
+    low, high = base.threshold - band, base.threshold + band
     reaching = for_precision(supported, target)
     if reaching is None:
         threshold = high

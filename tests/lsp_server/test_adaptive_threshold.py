@@ -7,7 +7,13 @@ import math
 import pytest
 
 from lsp_server.completion.accept_history import Outcome
-from lsp_server.completion.adaptive_threshold import BAND, MIN_OUTCOMES, accept_target, adapted_point
+from lsp_server.completion.adaptive_threshold import (
+    BAND,
+    MIN_OUTCOMES,
+    WIDER_BANDS,
+    accept_target,
+    adapted_point,
+)
 from lsp_server.completion.confidence_gate import Calibration, OperatingPoint
 
 BASE = OperatingPoint("min", -1.0, 0.66, 0.5)
@@ -82,3 +88,11 @@ def test_the_target_comes_from_the_setting() -> None:
     assert accept_target("auto", calibration) == 0.66
     assert accept_target("auto", None) == 0.5
     assert accept_target("auto", Calibration(OperatingPoint("mean", -0.5), ())) == 0.5
+
+
+def test_a_lines_total_moves_within_its_wider_band() -> None:
+    base = OperatingPoint("sum", -2.5)
+    dismissed = [Outcome({"sum": -0.01}, False) for _ in range(500)]
+    assert adapted_point(base, dismissed, 0.3).threshold == pytest.approx(-2.5 + WIDER_BANDS["sum"])
+    taken = [Outcome({"sum": -9.0}, True) for _ in range(500)]
+    assert adapted_point(base, taken, 0.3).threshold == pytest.approx(-4.0)
