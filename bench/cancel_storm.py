@@ -37,9 +37,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from bench.busy_cores import CpuBurners
-from bench.daemon_speed import cursor_requests
 from bench.storm_actions import DONE, plan_storm, run_storm
 from bench.storm_report import IDLE_TIMEOUT_S, PhaseResult, PoolCheck, failures, print_report
+from bench.timed_completions import cursor_requests
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.daemon_launcher import PrivateDaemon

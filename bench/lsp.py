@@ -26,7 +26,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from bench.daemon_speed import daemon_process
+from bench.timed_completions import daemon_process
 from inference.client import InferenceClient
 from inference.daemon_launcher import codedraft_command
 from inference.defaults import DEFAULT_KV_CACHE_MB, REPO_ROOT, default_model_dir

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.daemon_speed import Timing, cursor_requests, run_level, table_row, via_grpc
+from bench.timed_completions import Timing, cursor_requests, run_level, table_row, via_grpc
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
 from inference.daemon_launcher import codedraft_command

@@ -8,6 +8,7 @@ so a killed refresh loses at most its last batch and leaves the store consistent
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import sqlite3
 import time
@@ -19,13 +20,19 @@ from pathlib import Path
 from indexer.file_rows import FileRows
 from indexer.parse_pool import MIN_FILES_FOR_WORKERS, rows_in_order
 from indexer.parse_workers import WorkerDied
+from indexer.schema import is_write_failure
 from indexer.skipping import SkipPolicy, WorkspaceFile, content_skip_reason, path_skip_reason, walk_workspace
-from indexer.store import IndexStore, content_hash, is_write_failure
+from indexer.store import IndexStore
 from indexer.write_batch import WriteBatch
 
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int], None]
+
+
+def content_hash(data: bytes) -> str:
+    """The key that decides whether a file changed."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The layout of an index database, where it lives, and opening it (rebuilding what cannot be used)."""
+"""The layout of an index database, where it lives, opening it (rebuilding what cannot be used), and
+which of its errors leave it as it was."""
 
 from __future__ import annotations
 
@@ -83,6 +84,17 @@ def connect(db_path: Path) -> sqlite3.Connection:
     # (and searching it) keeps touching more pages than the default holds.
     connection.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
     return connection
+
+
+def is_write_failure(error: sqlite3.Error) -> bool:
+    """Whether SQLite could not write (a full disk or quota, an I/O error, a read-only file): the
+    database is still what it was, so it keeps serving and a later refresh tries again."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_READONLY,
+    )
 
 
 def database_files(db_path: Path) -> tuple[Path, ...]:

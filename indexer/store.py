@@ -1,7 +1,8 @@
 """The SQLite store of one workspace's index: files, definitions, chunks with FTS5, packed references.
 
 ``IndexStore`` holds the connections and transactions, and answers the queries of refresh and
-retrieval; the SQL that writes and deletes one file's rows is in ``indexer.store_writes``.
+retrieval with the rows of ``indexer.store_rows``; the SQL that writes and deletes one file's rows is
+in ``indexer.store_writes``, the term statistics BM25 ranks by in ``indexer.term_statistics``.
 
 Invariants:
 * A ``files`` row is written in the same transaction as its symbols and chunks, so a content hash in
@@ -15,84 +16,27 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.file_rows import FileRows
 from indexer.schema import connect, delete_database, open_database
+from indexer.store_rows import ChunkRow, DefinitionRow, FileState
 from indexer.store_writes import delete_file_rows, insert_file_rows
+from indexer.term_statistics import scan_term_counts
 
 log = logging.getLogger(__name__)
 
-# A term in more than this share of the chunks is too common for BM25 to rank by.
-COMMON_TERM_SHARE = 0.01
-# Document counts are kept in memory for the terms in more chunks than this (the others count as this).
-TERM_COUNT_FLOOR = 50
 # Definitions of this many names are kept for retrieval between writes (common names such as
 # ``__init__`` have thousands of definitions, and sorting them is most of a query's cost).
 _CACHED_NAMES = 4096
 # Pages of WAL between checkpoints in a bulk refresh (SQLite's default is 1,000): fewer checkpoints
 # write each page of the growing full-text index back fewer times.
 _BULK_CHECKPOINT_PAGES = 16384
-
-
-def content_hash(data: bytes) -> str:
-    """The key that decides whether a file changed."""
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def is_write_failure(error: sqlite3.Error) -> bool:
-    """Whether SQLite could not write (a full disk or quota, an I/O error, a read-only file): the
-    database is still what it was, so it keeps serving and a later refresh tries again."""
-    code = getattr(error, "sqlite_errorcode", None)
-    return code is not None and code & 0xFF in (
-        sqlite3.SQLITE_FULL,
-        sqlite3.SQLITE_IOERR,
-        sqlite3.SQLITE_READONLY,
-    )
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What the store knows of a file without reading its records."""
-
-    content_hash: str
-    size: int
-    mtime_ns: int
-
-
-@dataclass(frozen=True)
-class DefinitionRow:
-    """A definition found by name, with the file it is in and that file's language."""
-
-    path: str
-    language: str
-    name: str
-    kind: str
-    scope: str
-    line: int
-    column: int
-    node_start_line: int
-    node_end_line: int
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    """A chunk as stored, with its file's path."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    name: str
-    text: str
 
 
 class IndexStore:
@@ -300,28 +244,14 @@ class IndexStore:
         return ChunkRow(*rows[0]) if rows else None
 
     def common_terms(self) -> frozenset[str] | None:
-        """Terms in more than ``COMMON_TERM_SHARE`` of the chunks, as of the last
-        ``compute_common_terms()``; None before the first."""
+        """Terms in more than ``COMMON_TERM_SHARE`` of the chunks (``indexer.term_statistics``), as of
+        the last ``compute_common_terms()``; None before the first."""
         return self._common_terms
 
     def compute_common_terms(self) -> None:
         """Finds the terms too common to rank by, and keeps the chunk counts of the terms in more than
-        ``TERM_COUNT_FLOOR`` chunks (a scan of the FTS vocabulary, a few hundred ms on a large index),
-        through a connection of its own so retrieval is not held up meanwhile."""
-        connection = connect(self.db_path)
-        try:
-            # One pass over the vocabulary: a page cache would only hold pages never read again.
-            connection.execute("PRAGMA cache_size=-2048")
-            connection.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, chunks_fts, row)")
-            total = connection.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            ceiling = max(50, int(total * COMMON_TERM_SHARE))
-            rows = connection.execute(
-                "SELECT term, doc FROM temp.vocab WHERE doc > ?", (TERM_COUNT_FLOOR,)
-            ).fetchall()
-        finally:
-            connection.close()
-        self._term_counts = dict(rows)
-        self._common_terms = frozenset(term for term, count in rows if count > ceiling)
+        ``TERM_COUNT_FLOOR`` chunks (``indexer.term_statistics``); retrieval is not held up meanwhile."""
+        self._term_counts, self._common_terms = scan_term_counts(self.db_path)
 
     def term_counts(self) -> dict[str, int]:
         """Lower-cased term -> chunks holding it, for the terms in more than ``TERM_COUNT_FLOOR`` chunks,

@@ -1,4 +1,5 @@
-"""Keeps an index live: a watchdog observer whose events, debounced, re-index the changed files."""
+"""Keeps an index live: a watchdog observer whose events, debounced, re-index the changed files; and
+the rule for which changes concern an index (``ChangeScope``), which changes an editor reports follow too."""
 
 from __future__ import annotations
 
@@ -14,43 +15,20 @@ from watchdog.observers import Observer
 log = logging.getLogger(__name__)
 
 
-class _PendingChanges(FileSystemEventHandler):
-    """Collects changed paths from watchdog's thread; a directory event asks for a full refresh.
-    Changes to ``own`` (the index's own database files, when they lie in the workspace) are not
-    changes: each refresh writes them, so watching them would never let the changes settle."""
+class ChangeScope:
+    """Which changed paths concern an index, and which of them ask for a whole refresh: the one rule
+    for the index's own watcher and for the changes an editor reports. Paths outside ``root``, in an
+    excluded directory, or among ``own`` (the index's own database files, when they lie in the
+    workspace: each refresh writes them, so watching them would never let the changes settle) do
+    not concern it."""
 
-    def __init__(
-        self,
-        root: Path,
-        excluded: frozenset[str],
-        wake: threading.Condition,
-        own: frozenset[str] = frozenset(),
-    ) -> None:
+    def __init__(self, root: Path, excluded: frozenset[str], own_files: Collection[Path] = ()) -> None:
         self.root = root
         self.excluded = excluded
-        self.own = own
-        self.wake = wake
-        self.paths: set[str] = set()
-        self.full_refresh = False
-        self.last_event = 0.0
+        self.own = _inside(root, own_files)
 
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed", "closed_no_write"):
-            return
-        touched = [event.src_path, getattr(event, "dest_path", "")]
-        relative = [path for path in (self._relative(path) for path in touched if path) if path is not None]
-        if not relative:
-            return
-        with self.wake:
-            # A directory event may move many files; a changed .gitignore may hide or show many.
-            if event.is_directory or any(path.rsplit("/", 1)[-1] == ".gitignore" for path in relative):
-                self.full_refresh = True
-            else:
-                self.paths.update(relative)
-            self.last_event = time.monotonic()
-            self.wake.notify()
-
-    def _relative(self, path: str | bytes) -> str | None:
+    def relative(self, path: str | bytes) -> str | None:
+        """``path`` (absolute) relative to the root, or None when the change does not concern the index."""
         text = path.decode("utf-8", "replace") if isinstance(path, bytes) else path
         try:
             relative = Path(text).relative_to(self.root).as_posix()
@@ -64,28 +42,60 @@ class _PendingChanges(FileSystemEventHandler):
             return None
         return relative
 
+    @staticmethod
+    def needs_full_refresh(relative: str, is_directory: bool) -> bool:
+        """Whether a change to ``relative`` asks for a whole refresh rather than one of the path."""
+        # A directory event may move many files; a changed .gitignore may hide or show many.
+        return is_directory or relative.rsplit("/", 1)[-1] == ".gitignore"
+
+
+class _PendingChanges(FileSystemEventHandler):
+    """Collects changed paths from watchdog's thread; a directory event asks for a full refresh."""
+
+    def __init__(self, scope: ChangeScope, wake: threading.Condition) -> None:
+        self.scope = scope
+        self.wake = wake
+        self.paths: set[str] = set()
+        self.full_refresh = False
+        self.last_event = 0.0
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed", "closed_no_write"):
+            return
+        touched = [event.src_path, getattr(event, "dest_path", "")]
+        relative = [
+            path for path in (self.scope.relative(path) for path in touched if path) if path is not None
+        ]
+        if not relative:
+            return
+        with self.wake:
+            if any(self.scope.needs_full_refresh(path, event.is_directory) for path in relative):
+                self.full_refresh = True
+            else:
+                self.paths.update(relative)
+            self.last_event = time.monotonic()
+            self.wake.notify()
+
 
 class WorkspaceWatcher:
-    """Watches a workspace folder and calls ``on_paths(paths)`` (or ``on_full()`` after directory
+    """Watches ``scope``'s root and calls ``on_paths(paths)`` (or ``on_full()`` after directory
     events) once changes have been quiet for ``debounce_s``, from its own thread."""
 
     def __init__(
         self,
-        root: Path,
+        scope: ChangeScope,
         on_paths: Callable[[list[str]], object],
         on_full: Callable[[], object],
-        excluded: frozenset[str],
         debounce_s: float = 0.3,
-        own_files: Collection[Path] = (),
     ) -> None:
-        self.root = root
+        self.root = scope.root
         self.on_paths = on_paths
         self.on_full = on_full
         self.debounce_s = debounce_s
         self._wake = threading.Condition()
-        self._pending = _PendingChanges(root, excluded, self._wake, _inside(root, own_files))
+        self._pending = _PendingChanges(scope, self._wake)
         self._observer = Observer()
-        self._observer.schedule(self._pending, str(root), recursive=True)
+        self._observer.schedule(self._pending, str(scope.root), recursive=True)
         self._stopping = False
         self._worker = threading.Thread(target=self._run, name="codedraft-index-watcher", daemon=True)
 

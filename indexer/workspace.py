@@ -7,7 +7,7 @@ import posixpath
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from indexer.parse_pool import default_workers
@@ -29,7 +29,7 @@ from indexer.schema import database_files, default_db_path
 from indexer.skipping import SkipPolicy
 from indexer.store import IndexStore
 from indexer.token_estimate import DEFAULT_ESTIMATE, TokenEstimate
-from indexer.watcher import WorkspaceWatcher
+from indexer.watcher import ChangeScope, WorkspaceWatcher
 
 _RECENT_DOCUMENTS = 8
 
@@ -53,6 +53,9 @@ class WorkspaceIndex:
         self.workers = default_workers() if workers is None else workers
         self.policy = policy or SkipPolicy()
         self.store = IndexStore(db_path or default_db_path(self.root), self.root)
+        self.changes = ChangeScope(
+            self.root, self.policy.excluded_directories, database_files(self.store.db_path)
+        )
         self._buffers: dict[str, str] = {}
         self._recent: OrderedDict[str, str] = OrderedDict()
         self._refresh_lock = threading.Lock()
@@ -99,6 +102,24 @@ class WorkspaceIndex:
         for path in relative:
             self._remember_from_disk(path)
         return report
+
+    def files_changed(self, paths: Iterable[Path]) -> RefreshReport | None:
+        """Takes in changes on disk that another watcher saw (the editor's): of the absolute ``paths``,
+        those that concern the index are re-indexed as its own watcher would (a directory or a
+        ``.gitignore`` refreshes the whole index). None when no path concerns it."""
+        relative: list[str] = []
+        full = False
+        for path in paths:
+            if not path.is_absolute():
+                continue
+            # The folder resolved, the name kept: a workspace opened through a link still matches.
+            inside = self.changes.relative(str(path.parent.resolve() / path.name))
+            if inside is not None:
+                relative.append(inside)
+                full = full or self.changes.needs_full_refresh(inside, (self.root / inside).is_dir())
+        if full:
+            return self.refresh()
+        return self.refresh_files(list(relative)) if relative else None
 
     def update_buffer(self, path: str | Path, text: str) -> None:
         """Indexes an editor's unsaved content in place of the file on disk, until ``close_buffer``.
@@ -176,12 +197,10 @@ class WorkspaceIndex:
         if self._watcher is not None:
             return
         self._watcher = WorkspaceWatcher(
-            self.root,
+            self.changes,
             on_paths=lambda paths: self.refresh_files(list(paths)),
             on_full=lambda: self.refresh(),
-            excluded=self.policy.excluded_directories,
             debounce_s=debounce_s,
-            own_files=database_files(self.store.db_path),
         )
         self._watcher.start()
 

@@ -17,6 +17,7 @@ from lsp_server.features import (
     inspection,
     lifecycle,
     next_edit,
+    watched_files,
 )
 from lsp_server.server import CodedraftServer
 
@@ -35,6 +36,7 @@ def create_server() -> CodedraftServer:
         commands,
         inspection,
         next_edit,
+        watched_files,
     ):
         feature.setup(server)
     return server

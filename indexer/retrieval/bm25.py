@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from indexer.retrieval.base import RetrievalContext, Snippet
-from indexer.store import COMMON_TERM_SHARE, TERM_COUNT_FLOOR
+from indexer.term_statistics import TERM_COUNT_FLOOR, too_common
 from indexer.terms import query_terms
 
 MAX_SCORED_CHUNKS = 1500
@@ -61,8 +61,7 @@ class Bm25Retriever:
         counts = context.store.term_counts()
         if common is None:  # not computed yet for this store: ask the index about these terms
             counts, total = context.store.term_document_counts(candidates)
-            ceiling = max(50, int(total * COMMON_TERM_SHARE))
-            common = frozenset(term for term, count in counts.items() if count > ceiling)
+            common = too_common(counts, total)
         terms = [term for term in candidates if term.lower() not in common][: self.max_terms]
         terms = within_scoring_budget(terms, counts, self.max_scored_chunks)
         if not terms:

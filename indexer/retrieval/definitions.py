@@ -8,7 +8,7 @@ import re
 from indexer.languages import language_name_for_path
 from indexer.retrieval.base import RetrievalContext, Snippet
 from indexer.retrieval.imports import imported_paths, path_matches_stem
-from indexer.store import DefinitionRow
+from indexer.store_rows import DefinitionRow
 from indexer.terms import query_terms
 
 # Kinds worth showing a model: code it may call or build. Constants and variables rank lower.

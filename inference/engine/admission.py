@@ -4,18 +4,20 @@ the pool is short, and giving a stopped request's blocks back.
 When the KV pool runs dry (after evicting cached blocks), the lowest-priority, latest running request
 is preempted: its computed blocks go back to the cache and it waits to be readmitted, when it mostly
 reuses them. A completion that arrives to a full pool preempts running generations the same way;
-other requests wait for blocks. `LLMEngine` decides when to call these; this module holds how.
+other requests wait for blocks. `LLMEngine` decides when to call these; this module holds how
+(and in which order waiting requests are admitted).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from inference.engine.errors import ResourceExhaustedError
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.scheduler import Scheduler
-from inference.engine.sequence import Sequence
+from inference.engine.sequence import SeqStatus, Sequence
 from inference.spec_decode.proposer import Proposer
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,28 @@ class SequenceAdmission:
         self.proposers = proposers
         self.preemptions = 0
         self.paused = False
+
+    def admit_waiting(self, failed: Callable[[Sequence], None]) -> None:
+        """Starts waiting requests, in the scheduler's admission order, while blocks last. One that
+        does not fit even alone gets its ``error`` and goes to ``failed`` at once (the engine finishes
+        it), so the requests after it see the pool and the pause as they are then."""
+        for seq in self.scheduler.admission_order():
+            if seq.status == SeqStatus.FINISHED:
+                continue
+            if self.paused and seq.metrics.preemptions and self.scheduler.running:
+                break
+            allocation = self.allocate(seq)
+            if allocation.waits:
+                break  # wait for running requests to give blocks back
+            if allocation.error is not None:
+                seq.error = allocation.error
+                failed(seq)
+                continue
+            seq.num_computed = allocation.reused_tokens
+            if not seq.metrics.preemptions:
+                seq.metrics.reused_tokens = allocation.reused_tokens
+                seq.metrics.queue_seconds = seq.elapsed()
+            self.scheduler.start(seq)
 
     def allocate(self, seq: Sequence) -> Allocation:
         """Blocks for a waiting request: admitted with its reused tokens, waiting, or failed.

@@ -207,7 +207,12 @@ class LLMEngine:
             if live is not None and live.status != SeqStatus.FINISHED:
                 self._finish(live, FinishReason.CANCELLED)
                 touched.append(live)
-        self._admit(touched)
+
+        def failed(seq: Sequence) -> None:
+            self._finish(seq, FinishReason.ERROR)
+            touched.append(seq)
+
+        self.admission.admit_waiting(failed)
         planned: list[PlannedRows] = []
         for work in self.scheduler.schedule():
             seq = work.seq
@@ -234,26 +239,6 @@ class LLMEngine:
             if seq.finish_reason is not None:
                 self._finish(seq, seq.finish_reason)
         return [seq.take_output() for seq in dict.fromkeys(touched) if seq.pending_tokens or seq.is_done]
-
-    def _admit(self, touched: list[Sequence]) -> None:
-        for seq in self.scheduler.admission_order():
-            if seq.status == SeqStatus.FINISHED:
-                continue
-            if self.admission.paused and seq.metrics.preemptions and self.scheduler.running:
-                break
-            allocation = self.admission.allocate(seq)
-            if allocation.waits:
-                break  # wait for running requests to give blocks back
-            if allocation.error is not None:
-                seq.error = allocation.error
-                self._finish(seq, FinishReason.ERROR)
-                touched.append(seq)
-                continue
-            seq.num_computed = allocation.reused_tokens
-            if not seq.metrics.preemptions:
-                seq.metrics.reused_tokens = allocation.reused_tokens
-                seq.metrics.queue_seconds = seq.elapsed()
-            self.scheduler.start(seq)
 
     def _finish(self, seq: Sequence, reason: FinishReason) -> None:
         seq.finish_reason = reason

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.lsp_first_suggestion import Visit, cursor_near_end, report, source_files
+from bench.first_suggestion_trial import Visit, cursor_near_end
+from bench.lsp_first_suggestion import report, source_files
 
 
 def test_the_cursor_goes_to_the_end_of_the_last_block_opener_before_nine_tenths() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import grpc
 
+from bench.storm_actions import ACTIONS, ALLOWED, PlannedRequest, run_one
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.client import InferenceClient
@@ -22,55 +23,24 @@ from tests.inference.server.helpers import RunningDaemon, engine_reference, wait
 
 CLIENTS = 16
 REQUESTS_PER_CLIENT = 2
-ACTIONS = ("finish", "cancel", "deadline", "disconnect", "generate")
-DONE = {pb.FINISH_REASON_LENGTH, pb.FINISH_REASON_EOS, pb.FINISH_REASON_STOP}
 
 
-async def _one(stub: pb_grpc.InferenceStub, rng: random.Random, client: int, n: int) -> tuple[str, str]:
-    """Runs one request with a random action; returns (action, outcome) where outcome names the status."""
+def _planned(rng: random.Random, client: int, n: int) -> PlannedRequest:
+    """One request with a random action, for ``storm_actions.run_one`` to send and read."""
     action = rng.choice(ACTIONS)
-    request_id = f"c{client}-r{n}"
     prefix = f"def handler_{client}_{n}(event):\n    " + "x = 1\n    " * rng.randint(0, 20)
     sampling = pb.SamplingParams(max_tokens=rng.randint(2, 8), temperature=rng.choice([0.0, 0.8]), seed=n)
-    if action == "generate":
-        call = stub.Generate(pb.GenerateRequest(request_id=request_id, prompt=prefix, sampling=sampling))
-    else:
-        # Two clients share each session, so cancel-previous happens along the way.
-        session = f"s{client % (CLIENTS // 2)}"
-        request = pb.CompleteRequest(
-            request_id=request_id, session_id=session, prefix=prefix, sampling=sampling
-        )
-        timeout = rng.uniform(0.01, 0.3) if action == "deadline" else 30.0
-        if action in ("cancel", "disconnect"):
-            request.sampling.max_tokens = 200
-        call = stub.Complete(request, timeout=timeout)
-    last = None
-    try:
-        async for chunk in call:
-            last = chunk
-            if action == "cancel" and not chunk.done:
-                await stub.Cancel(pb.CancelRequest(request_id=request_id))
-            if action == "disconnect":
-                call.cancel()
-                break
-    except grpc.aio.AioRpcError as error:
-        details = error.details() or ""
-        if error.code() == grpc.StatusCode.CANCELLED:
-            return action, "superseded" if "superseded by request" in details else f"cancelled: {details}"
-        return action, error.code().name
-    if action == "disconnect":
-        return action, "disconnected"
-    assert last is not None and last.done
-    return action, "done" if last.finish_reason in DONE else pb.FinishReason.Name(last.finish_reason)
-
-
-ALLOWED = {
-    "finish": {"done", "superseded"},
-    "generate": {"done"},
-    "cancel": {"cancelled: cancelled by a Cancel call", "superseded", "done"},
-    "deadline": {"DEADLINE_EXCEEDED", "done", "superseded"},
-    "disconnect": {"disconnected", "superseded", "done"},
-}
+    # Two clients share each session, so cancel-previous happens along the way (Generate has none).
+    request = pb.CompleteRequest(
+        request_id=f"c{client}-r{n}",
+        session_id=f"s{client % (CLIENTS // 2)}",
+        prefix=prefix,
+        sampling=sampling,
+    )
+    timeout = rng.uniform(0.01, 0.3) if action == "deadline" else 30.0
+    if action in ("cancel", "disconnect"):
+        request.sampling.max_tokens = 200
+    return PlannedRequest(client, action, request, timeout)
 
 
 async def test_many_clients_cancels_deadlines_and_disconnects(
@@ -82,7 +52,8 @@ async def test_many_clients_cancels_deadlines_and_disconnects(
     async def client(index: int) -> list[tuple[str, str]]:
         stub = pb_grpc.InferenceStub(channels[index])
         local = random.Random(rng.random())
-        return [await _one(stub, local, index, n) for n in range(REQUESTS_PER_CLIENT)]
+        outcomes = [await run_one(stub, _planned(local, index, n)) for n in range(REQUESTS_PER_CLIENT)]
+        return [(outcome.action, outcome.outcome) for outcome in outcomes]
 
     try:
         results = [r for rs in await asyncio.gather(*(client(i) for i in range(CLIENTS))) for r in rs]
