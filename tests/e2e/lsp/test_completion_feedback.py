@@ -99,7 +99,7 @@ async def test_reports_from_the_editor_are_counted_and_shown_in_the_status(
         assert model == status_model(client)
         assert (entry["shown"], entry["accepted"], entry["partial"], entry["dismissed"]) == (3, 1, 1, 1)
         assert [accepted for _, accepted in entry["outcomes"]] == [1, 1, 0]
-        assert all(set(scores) == {"mean", "min", "first"} for scores, _ in entry["outcomes"])
+        assert all(set(scores) == {"mean", "min", "first", "sum"} for scores, _ in entry["outcomes"])
 
         await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="codedraft.resetAcceptHistory")
