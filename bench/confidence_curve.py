@@ -87,11 +87,17 @@ def _point(point: OperatingPoint | None, records: Sequence[tuple[Mapping[str, fl
     shown = [parses for figures, _, parses in records if figures[point.feature] >= point.threshold]
     return {
         "feature": point.feature,
-        "threshold": round(point.threshold, 4),
+        "threshold": written_threshold(point.threshold),
         "precision": round(point.precision, 4),
         "coverage": round(point.coverage, 4),
         "parses": round(sum(shown) / len(shown), 4) if shown else math.nan,
     }
+
+
+def written_threshold(threshold: float) -> float:
+    """A threshold as written (4 decimals), rounded down so that the suggestion it was taken from,
+    which the point counts as shown, still passes the gate that reads it back."""
+    return math.floor(threshold * 10_000) / 10_000
 
 
 def thinned(points: Sequence[OperatingPoint], steps: int = 20) -> list[OperatingPoint]:

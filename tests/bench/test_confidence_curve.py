@@ -15,6 +15,7 @@ from bench.confidence_curve import (
     calibrate_from_runs,
     calibrated_point,
     shipped_point,
+    written_threshold,
 )
 from codedraft.errors import CommandError
 from lsp_server.completion.confidence_gate import MIN_COVERAGE, load_calibrations
@@ -99,3 +100,12 @@ def test_a_run_reports_the_shipped_point_on_its_own_cursors(tmp_path: Path) -> N
     assert shipped_point("unknown", STDLIB, calibrations) is None
     old = [{**case, "confidence": {"mean": -1.0, "min": -1.0, "first": -1.0}} for case in STDLIB]
     assert shipped_point("m", old, calibrations) is None  # a run from before the figure existed
+
+
+def test_a_written_threshold_still_lets_through_the_suggestion_it_came_from() -> None:
+    assert written_threshold(-2.58264) == -2.5827  # round() would give -2.5826, above the record
+    assert written_threshold(-1.5) == -1.5
+    cases = [_case(-0.5, True), _case(-1.0, True), _case(-2.58264, True), _case(-3.0, False)]
+    found = calibrated_point({"stdlib": cases})
+    assert found is not None and found["chosen"]["threshold"] == -2.5827  # shows 3 of 4, all right
+    assert (found["chosen"]["coverage"], found["chosen"]["precision"]) == (0.75, 1.0)
