@@ -2,7 +2,7 @@
 
 Only figures are kept, never text: per model, how many suggestions were shown, accepted whole,
 accepted in part and dismissed, and for the last :data:`MAX_OUTCOMES` settled suggestions the gate's
-figures (``mean``, ``min``, ``first``: see ``confidence_gate.FEATURES``) with whether the user took it.
+figures (see ``confidence_gate.FEATURES``) with whether the user took it.
 The file is ``accept_history.json`` in :func:`state_dir`, replaced atomically on every change. A
 corrupt file is ignored (with a warning) and a folder that cannot be written leaves the history in
 memory (with one warning): the gate then works from what it has, and the server keeps serving.
