@@ -37,6 +37,7 @@ from bench.block_curve import block_figures, later_lines_entry
 from bench.block_infill import corpus_blocks
 from bench.confidence_curve import calibrate, calibrate_from_runs, gate_figures, shipped_point
 from bench.cursor_cases import CORPORA, CursorCase, corpus_cases, corpus_root
+from bench.cursor_infill_flags import flags
 from bench.infill_report import report
 from bench.infill_tally import MODES, InfillTally
 from bench.inside_line_infill import corpus_inside_lines, inside_line_figures, inside_line_report
@@ -133,67 +134,6 @@ async def _score_case(
     tally.add(case, shown, raw, parses, asked, confidence)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="codedraft bench model", description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--model",
-        type=Path,
-        default=None,
-        help="model folder (Hugging Face layout) or GGUF file (default: the model `codedraft daemon` serves)",
-    )
-    parser.add_argument("--cases", type=int, default=100, help="cursor cases per corpus")
-    parser.add_argument(
-        "--corpora", default=",".join(CORPORA), help=f"comma-separated, of {', '.join(CORPORA)}"
-    )
-    parser.add_argument(
-        "--context-tokens",
-        type=int,
-        default=0,
-        help="the language server's local prompt of this many tokens, as sent where the full prompt is "
-        "cold (completion.coldPromptMs; default 0: the full prompt's budgets for the model)",
-    )
-    parser.add_argument(
-        "--index",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="index each corpus as a workspace and send the snippets the language server retrieves, as "
-        "an editor with the default index.enabled asks (default); --no-index sends none",
-    )
-    parser.add_argument(
-        "--block-cases",
-        type=int,
-        default=None,
-        help="block cursors per corpus, each given the language server's token budget (default: --cases)",
-    )
-    parser.add_argument(
-        "--inside-line-cases",
-        type=int,
-        default=0,
-        help="cursors inside a line per corpus (bench/inside_line_cases.py): how many suggestions shown "
-        "there are of several lines and exactly right (default 0: none)",
-    )
-    parser.add_argument("--max-new-tokens", type=int, default=32, help="per completion")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the case selection")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
-    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    parser.add_argument(
-        "--calibrate",
-        action="store_true",
-        help="write the confidence gate's chosen point for this model into the language server's "
-        "calibrations (lsp_server/completion/calibrations.json)",
-    )
-    parser.add_argument(
-        "--calibrate-from",
-        type=Path,
-        nargs="+",
-        default=None,
-        metavar="JSON",
-        help="run nothing: write the calibration from earlier runs' --json files of one model, their "
-        "cursors pooled per corpus (bench/confidence_curve.py)",
-    )
-    return parser
-
-
 def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     """Load the model behind the daemon's request path and score every corpus."""
     import torch
@@ -280,7 +220,7 @@ def _retrieval(corpus: str) -> Any:
 
 def main(argv: list[str]) -> int:
     """Run the evaluation and print its table; exit code 0."""
-    args = _parser().parse_args(argv)
+    args = flags(__doc__.split("\n")[0]).parse_args(argv)
     if args.calibrate_from:
         print(calibrate_from_runs(args.calibrate_from))
         return 0

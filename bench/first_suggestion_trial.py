@@ -13,7 +13,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from bench.lsp import BenchClient
+from bench.lsp import BenchClient, timed_inline_completion
 from inference.client import InferenceClient
 
 
@@ -56,15 +56,9 @@ async def _suggestion(client: BenchClient, uri: str, line: int, character: int) 
     """The round trip (ms) of an inline completion, and the ``lastCompletion`` status it produced (None
     when it produced none: suppressed, served from the suggestion cache, or failed)."""
     known = _last_completion(client)
-    started = time.perf_counter()
-    await client.text_document_inline_completion_async(
-        types.InlineCompletionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=types.Position(line=line, character=character),
-            context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic),
-        )
+    round_trip = await timed_inline_completion(
+        client, uri, line, character, types.InlineCompletionTriggerKind.Automatic
     )
-    round_trip = (time.perf_counter() - started) * 1000
     # Every status repeats the last completion's figures: wait for new ones, not a repeat.
     deadline = time.perf_counter() + 2.0
     while (last := _last_completion(client)) == known and time.perf_counter() < deadline:

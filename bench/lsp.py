@@ -62,6 +62,21 @@ def _cursors(text: str, count: int, seed: int) -> list[tuple[int, int]]:
     return random.Random(seed).sample(candidates, min(count, len(candidates)))
 
 
+async def timed_inline_completion(
+    client: LanguageClient, uri: str, line: int, character: int, trigger: types.InlineCompletionTriggerKind
+) -> float:
+    """The round trip (ms) of an inline completion at ``line``:``character`` of ``uri``."""
+    started = time.perf_counter()
+    await client.text_document_inline_completion_async(
+        types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character),
+            context=types.InlineCompletionContext(trigger_kind=trigger),
+        )
+    )
+    return (time.perf_counter() - started) * 1000
+
+
 async def wait_until_indexed(client: BenchClient, timeout_s: float = 300.0) -> None:
     """Waits for the workspace index, so that indexing does not run beside the timed requests."""
     deadline = time.perf_counter() + timeout_s
@@ -78,15 +93,9 @@ async def _completion_overheads(
     samples: list[tuple[float, float]] = []
     for line, character in cursors:
         before = len(client.statuses)
-        started = time.perf_counter()
-        await client.text_document_inline_completion_async(
-            types.InlineCompletionParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                position=types.Position(line=line, character=character),
-                context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked),
-            )
+        total_ms = await timed_inline_completion(
+            client, uri, line, character, types.InlineCompletionTriggerKind.Invoked
         )
-        total_ms = (time.perf_counter() - started) * 1000
         await asyncio.sleep(0.01)
         last = next(
             (s for s in reversed(client.statuses[before:]) if getattr(s, "lastCompletion", None)), None
