@@ -121,9 +121,20 @@ def test_round_costs_are_robust_to_noise_and_interpolated() -> None:
         costs.record("ngram", 9, seconds)
     assert costs.ratio("ngram", 3) == pytest.approx(2.0)
     assert costs.ratio("ngram", 6) == pytest.approx(2.5)  # between measured row counts
-    assert costs.ratio("ngram", 17) == pytest.approx(3.0)  # flat beyond them
+    # beyond them at the last two points' slope (1 plain step per 6 rows): not as cheap as 9 rows
+    assert costs.ratio("ngram", 17) == pytest.approx(3.0 + 8 / 6)
     assert costs.ratio("draft", 3) is None
     assert costs.wants_plain_sample()  # 6 rounds since the last plain step: measure one again
+
+
+def test_one_measured_round_length_extrapolates_from_the_plain_step() -> None:
+    costs = RoundCosts(min_samples=1)
+    costs.record(PLAIN, 1, 0.010)
+    costs.record("ngram", 5, 0.030)  # 4 more rows cost 2 more plain steps
+    assert costs.ratio("ngram", 3) == pytest.approx(3.0)  # at or below it: the measured cost, flat
+    assert costs.ratio("ngram", 9) == pytest.approx(3.0 + 4 * 0.5)
+    costs.record("ngram", 9, 0.030)  # as dear as 5 rows (a memory-bound device): no slope beyond
+    assert costs.ratio("ngram", 40) == pytest.approx(3.0)
 
 
 def _fixed_costs(ratio: float) -> RoundCosts:
@@ -184,9 +195,11 @@ def test_auto_pauses_a_model_proposer_that_does_not_pay_and_probes_again() -> No
     costs.record("draft", 5, 3.0)  # the draft's forward passes make a round cost 3 plain steps
     ctl.stats.count(None, accepted=0, rejected=True)
     lengths = [ctl.request_length(8, free=False, costs=costs, kind="draft") for _ in range(5)]
-    assert lengths == [0, 0, 0, 0, 8]  # paused 3 steps, then a probe
+    # paused 3 steps, then a probe of 4 (rounds longer than the 5 rows measured cost more, at the slope
+    # from a plain step to them: 9 rows about 5 plain steps, for little more in expectation)
+    assert lengths == [0, 0, 0, 0, 4]
     lengths = [ctl.request_length(8, free=False, costs=costs, kind="draft") for _ in range(8)]
-    assert lengths == [0] * 7 + [8]  # the probe did not pay: pause doubled
+    assert lengths == [0] * 7 + [4]  # the probe did not pay: pause doubled
 
 
 def test_controller_in_fixed_mode_never_pauses() -> None:
