@@ -201,8 +201,10 @@ def calibrate_from_runs(paths: Sequence[Path], path: Path = CALIBRATIONS) -> str
             models.add(str(run["model_name"]))
             for corpus in CORPORA:
                 if corpus in run and not run[corpus].get("partial"):
-                    cases.setdefault(corpus, []).extend(run[corpus]["case_results"])
-        except (OSError, ValueError, KeyError, TypeError) as error:
+                    found = run[corpus]["case_results"]
+                    _records(found)  # every case readable, or the file is refused here, named
+                    cases.setdefault(corpus, []).extend(found)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             why = f"not a bench model --json file ({error})"
             raise CommandError(f"--calibrate-from {run_path}: {why}") from None
     if len(models) != 1:

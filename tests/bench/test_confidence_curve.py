@@ -75,6 +75,15 @@ def test_earlier_runs_pool_into_the_calibration(tmp_path: Path) -> None:
     broken.write_text("{")
     with pytest.raises(CommandError, match=r"broken\.json: not a bench model --json file"):
         calibrate_from_runs([broken], calibrations)
+    no_expected = {"confidence": {"sum": -1.0}, "healing_shown": "x"}  # a case without its truth
+    unreadable = {
+        "latin1.json": b"\xff\xfe{",
+        "cases.json": json.dumps({"model_name": "m", "stdlib": {"case_results": [no_expected]}}).encode(),
+    }
+    for name, content in unreadable.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(CommandError, match=f"{name}: not a bench model --json file"):
+            calibrate_from_runs([tmp_path / name], calibrations)
     quiet = tmp_path / "quiet.json"  # a run whose model suggested nothing: no point to choose
     nothing = {"confidence": None, "healing_shown": "", "expected": "x = 1", "shown_parses": False}
     quiet.write_text(json.dumps({"model_name": "m", "stdlib": {"case_results": [nothing] * 4}}))
