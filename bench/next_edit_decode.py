@@ -178,7 +178,7 @@ async def run(args: argparse.Namespace) -> int:
             ServeSettings(args.model, None, "cpu", kv_cache_mb=args.kv_cache_mb, weights=args.weights),
         )
     )
-    served = runner.ready()
+    served = runner.ready().completion
     print(
         f"model {args.model.name} ({served.info.model.parameters / 1e6:.0f}M parameters, {served.weights}), "
         f"format {served.next_edit.name}, loaded in {time.perf_counter() - started:.1f} s"

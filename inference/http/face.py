@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.served_models import COMPLETE, GENERATE_CHAT
 from inference.call_status import CallFailed
 from inference.defaults import DEFAULT_MAX_REQUEST_BYTES
 from inference.http.openai_replies import ReplyShape, finish_reason, infill_event
@@ -154,19 +155,20 @@ class HttpFace:
             runner, self._runner = self._runner, None
             await runner.cleanup()
 
-    def _model_name(self) -> str:
-        served = self.runner.served
-        return served.info.model.name if served is not None else ""
+    def _model_name(self, task: str) -> str:
+        """The name of the model that serves `task` ("" while loading)."""
+        models = self.runner.models
+        return models.for_task(task).info.model.name if models is not None else ""
 
     async def health(self, request: web.Request) -> web.Response:
-        if self.runner.served is None:
+        if self.runner.models is None:
             return error_reply(503, "the model is still loading", "unavailable")
         return web.json_response({"status": "ok"})
 
     async def models(self, request: web.Request) -> web.Response:
-        served = self.runner.served
+        models = self.runner.models
         data = []
-        if served is not None:
+        for _, served in models.roles() if models is not None else ():
             data.append(
                 {
                     "id": served.info.model.name,
@@ -181,9 +183,12 @@ class HttpFace:
         return await read_json(request, self.read_timeout_s)
 
     def _detokenize(self, ids: Any) -> str:
-        served = self.runner.served
-        if served is None:
+        """A /v1/completions prompt of token ids as text (the completion model's tokens: it serves
+        raw prompts and infills alike)."""
+        models = self.runner.models
+        if models is None:
             raise FaceRequestError("the model is still loading; retry in a moment")
+        served = models.for_task(COMPLETE)
         if max(ids) >= served.tokenizer.vocab_size or min(ids) < 0:
             raise FaceRequestError(f"prompt token ids must be in [0, {served.tokenizer.vocab_size})")
         return served.tokenizer.decode(ids)
@@ -208,7 +213,8 @@ class HttpFace:
         return self.runner.generate(proto)
 
     async def _openai(self, request: web.Request, face: FaceRequest, chat: bool) -> web.StreamResponse:
-        shape = ReplyShape(face.proto.request_id, face.model or self._model_name(), chat)
+        named = face.model or self._model_name(GENERATE_CHAT if chat else COMPLETE)
+        shape = ReplyShape(face.proto.request_id, named, chat)
 
         def events(chunk: Any, first: bool) -> list[dict[str, Any]]:
             shown = [shape.stream_event(chunk.text_delta, finish_reason(chunk), first)]
@@ -249,7 +255,7 @@ class HttpFace:
             face = infill_request(await self._body(request))
         except FaceRequestError as error:
             return error_reply(400, str(error), "invalid_request_error")
-        model = self._model_name()
+        model = self._model_name(COMPLETE)
 
         def events(chunk: Any, first: bool) -> list[dict[str, Any]]:
             return [infill_event(chunk.text_delta, model, chunk if chunk.done else None)]

@@ -54,9 +54,13 @@ def request_figures(
 
 
 class DaemonCounters:
-    """Totals since the daemon started; updated from the event loop only (no locking needed)."""
+    """Totals since the daemon started; updated from the event loop only (no locking needed).
 
-    def __init__(self) -> None:
+    A model's own counters name the daemon's as their `parent`: what they count, the parent counts too.
+    """
+
+    def __init__(self, parent: DaemonCounters | None = None) -> None:
+        self.parent = parent
         self.started = time.monotonic()
         self.requests_total = 0
         self.requests_finished = 0
@@ -70,13 +74,23 @@ class DaemonCounters:
         self.draft_accepted = 0
         self._recent_tokens: deque[tuple[float, int]] = deque()
 
+    def arrived(self) -> None:
+        """Count one request received."""
+        self.requests_total += 1
+        if self.parent is not None:
+            self.parent.arrived()
+
     def tokens_generated(self, count: int) -> None:
         """Note `count` tokens streamed now (for tokens/s over the last minute)."""
         if count:
             self._recent_tokens.append((time.monotonic(), count))
+        if self.parent is not None:
+            self.parent.tokens_generated(count)
 
     def finished(self, metrics: RequestMetrics | None, cancelled: bool) -> None:
         """Add one ended request's figures."""
+        if self.parent is not None:
+            self.parent.finished(metrics, cancelled)
         self.requests_finished += 1
         self.requests_cancelled += int(cancelled)
         if metrics is None:

@@ -20,6 +20,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from inference.backends.served_model import ServedModel
+from inference.backends.served_models import ServedModels
 from inference.defaults import DEFAULT_DRAIN_SECONDS, DEFAULT_MAX_REQUEST_BYTES
 from inference.server.address import DaemonAddress
 from inference.server.grpc_auth import TokenAuthInterceptor
@@ -34,12 +35,16 @@ _SERVING = health_pb2.HealthCheckResponse.SERVING
 _NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-def _in_daemon_thread(load: Callable[[], ServedModel]) -> asyncio.Future[ServedModel]:
+Loaded = ServedModel | ServedModels
+"""What a loader gives: one model serving every task, or the models routed by task."""
+
+
+def _in_daemon_thread(load: Callable[[], Loaded]) -> asyncio.Future[Loaded]:
     """Run `load` in a daemon thread: a SIGTERM during a long load must not wait for it to finish."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[ServedModel] = loop.create_future()
+    future: asyncio.Future[Loaded] = loop.create_future()
 
-    def settle(result: ServedModel | None, error: BaseException | None) -> None:
+    def settle(result: Loaded | None, error: BaseException | None) -> None:
         if future.done():
             return
         if error is not None:
@@ -51,7 +56,7 @@ def _in_daemon_thread(load: Callable[[], ServedModel]) -> asyncio.Future[ServedM
         try:
             result = load()
         except BaseException as error:
-            outcome: tuple[ServedModel | None, BaseException | None] = (None, error)
+            outcome: tuple[Loaded | None, BaseException | None] = (None, error)
         else:
             outcome = (result, None)
         with contextlib.suppress(RuntimeError):  # the loop closed: the daemon stopped meanwhile
@@ -126,12 +131,15 @@ class GrpcServer:
         log.info("listening on %s", bound)
         return bound
 
-    async def serve_model(self, load: Callable[[], ServedModel]) -> float:
-        """Load the model with `load` in a thread, then serve it; returns the load time in seconds."""
+    async def serve_model(self, load: Callable[[], Loaded]) -> float:
+        """Load the model (or the models routed by task) with `load` in a thread, then serve it;
+        returns the load time in seconds."""
         started = time.perf_counter()
-        served = await _in_daemon_thread(load)
-        served.info.max_request_bytes = self.max_request_bytes
-        self.runner.attach(served)
+        loaded = await _in_daemon_thread(load)
+        self.runner.attach(loaded)
+        assert self.runner.models is not None
+        for _, served in self.runner.models.roles():
+            served.info.max_request_bytes = self.max_request_bytes
         for service in (health.OVERALL_HEALTH, SERVICE_NAME):
             await self.health.set(service, _SERVING)
         return time.perf_counter() - started

@@ -37,6 +37,8 @@ class LiveRequest:
     prefill: bool = False
     next_edit: bool = False
     stop_status: tuple[Failure, str] | None = None
+    model: str = "completion"
+    """Which served model runs it ("completion" or "chat", `inference.backends.served_models`)."""
 
     @property
     def lane(self) -> str:

@@ -1,7 +1,8 @@
 """One request from its proto message to its chunks, for every face (gRPC and HTTP alike).
 
-The runner owns what the daemon is serving now: the model (once loaded), the live requests (the one
-owner of cancel-previous), the counters, and shutting down. A face translates its wire into the
+The runner owns what the daemon is serving now: the models (once loaded; `ServedModels` routes each
+task to one), the live requests (the one owner of cancel-previous), the counters (the daemon's, and
+each model's), and shutting down. A face translates its wire into the
 proto request, iterates :meth:`RequestRunner.complete` / :meth:`~RequestRunner.generate`, and
 translates a :class:`~inference.call_status.CallFailed` into its own status: raised before the
 first chunk when the call is refused, after the last chunk when the call was stopped or failed.
@@ -26,7 +27,15 @@ from dataclasses import replace
 from typing import Any
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from inference.backends.protocol import BackendStats
 from inference.backends.served_model import ServedModel
+from inference.backends.served_models import (
+    COMPLETE,
+    GENERATE_CHAT,
+    GENERATE_PROMPT,
+    PREDICT_EDIT,
+    ServedModels,
+)
 from inference.call_status import CallFailed, Failure
 from inference.config import RequestKind
 from inference.engine.errors import EngineError
@@ -42,45 +51,53 @@ Prepare = Callable[[Any, ServedModel], PreparedRequest]
 
 
 class RequestRunner:
-    """Runs the daemon's requests; `attach` makes it serve once the model has loaded."""
+    """Runs the daemon's requests; `attach` makes it serve once the models have loaded."""
 
     def __init__(self) -> None:
-        self.served: ServedModel | None = None
+        self.models: ServedModels | None = None
         self.counters = DaemonCounters()
+        self.model_counters: dict[str, DaemonCounters] = {}
         self.live = LiveRequests()
         self.shutting_down = False
         self._idle = asyncio.Event()
         self._idle.set()
 
-    def attach(self, served: ServedModel) -> None:
-        self.served = served
+    @property
+    def served(self) -> ServedModel | None:
+        """The completion model (the only one, unless the daemon serves a chat model beside it)."""
+        return self.models.completion if self.models is not None else None
 
-    def ready(self) -> ServedModel:
-        """The served model; CallFailed(UNAVAILABLE) while it loads or the daemon shuts down."""
+    def attach(self, served: ServedModel | ServedModels) -> None:
+        self.models = served if isinstance(served, ServedModels) else ServedModels(served)
+        self.model_counters = {role: DaemonCounters(self.counters) for role, _ in self.models.roles()}
+
+    def ready(self) -> ServedModels:
+        """The served models; CallFailed(UNAVAILABLE) while they load or the daemon shuts down."""
         if self.shutting_down:
             raise CallFailed(Failure.UNAVAILABLE, "the daemon is shutting down; retry with a new one")
-        if self.served is None:
+        if self.models is None:
             raise CallFailed(Failure.UNAVAILABLE, "the model is still loading; retry in a moment")
-        return self.served
+        return self.models
 
     def complete(self, request: pb.CompleteRequest) -> AsyncGenerator[pb.CompleteChunk, None]:
         """The chunks of a Complete request."""
-        return self._run(request, prepare_complete)
+        return self._run(request, prepare_complete, COMPLETE)
 
     def generate(self, request: pb.GenerateRequest) -> AsyncGenerator[pb.GenerateChunk, None]:
         """The chunks of a Generate request."""
-        return self._run(request, prepare_generate)
+        task = GENERATE_CHAT if request.WhichOneof("input") == "chat" else GENERATE_PROMPT
+        return self._run(request, prepare_generate, task)
 
     async def prefill(self, request: pb.CompleteRequest) -> pb.PrefillResponse:
         """Computes the prompt a Complete would send now, ahead of it (or says why it is skipped)."""
-        served = self.ready()
+        served = self.ready().for_task(COMPLETE)
         if not served.prefills:
             return pb.PrefillResponse(
                 request_id=request.request_id,
                 skipped="the daemon serves a remote engine, which could not pre-empt a prefill",
             )
         last: Any = None
-        async for chunk in self._run(request, prepare_prefill):
+        async for chunk in self._run(request, prepare_prefill, COMPLETE):
             last = chunk
         return pb.PrefillResponse(request_id=last.request_id, prefilled=True, figures=last.figures)
 
@@ -88,14 +105,15 @@ class RequestRunner:
         """The region as the model rewrites it: run as a Complete runs (cancel-previous in the
         session's next-edit lane, Cancel, deadlines, drain, figures), its text collected and parsed
         with the served format. Raises CallFailed as `complete` does."""
-        served = self.ready()
+        served = self.ready().for_task(PREDICT_EDIT)
         try:
             edit = prepare_predict_edit(request, served)
         except RequestError as error:
             raise CallFailed(Failure.INVALID_ARGUMENT, str(error)) from None
         pieces: list[str] = []
         last: Any = None
-        async with contextlib.aclosing(self._run(request, lambda _request, _served: edit.prepared)) as chunks:
+        prepared = self._run(request, lambda _request, _served: edit.prepared, PREDICT_EDIT)
+        async with contextlib.aclosing(prepared) as chunks:
             async for chunk in chunks:
                 pieces.append(chunk.text_delta)
                 last = chunk
@@ -106,14 +124,27 @@ class RequestRunner:
         live = self.live.stop(request_id, Failure.CANCELLED, "cancelled by a Cancel call")
         if live is None:
             return False
-        if self.served is not None:
-            self.served.backend.abort(request_id)
+        self._abort(live)
         return True
 
+    def _abort(self, live: LiveRequest) -> None:
+        """Stops `live` in the engine of the model that runs it."""
+        if self.models is not None:
+            self.models.by_role(live.model).backend.abort(live.request_id)
+
     def stats(self) -> pb.Stats:
-        """GetStats: the daemon's totals and the backend's figures."""
-        backend = self.served.backend.stats() if self.served is not None else None
-        return self.counters.to_proto(len(self.live), backend)
+        """GetStats: the daemon's totals and its engines' figures summed; with two models, each
+        model's own figures too."""
+        if self.models is None:
+            return self.counters.to_proto(len(self.live), None)
+        backends = {role: served.backend.stats() for role, served in self.models.roles()}
+        stats = self.counters.to_proto(len(self.live), BackendStats.total(list(backends.values())))
+        if self.models.chat is not None:
+            for role, served in self.models.roles():
+                active = sum(1 for live in self.live.all() if live.model == role)
+                figures = self.model_counters[role].to_proto(active, backends[role])
+                stats.models.add(served_by=role, model_name=served.info.model.name, stats=figures)
+        return stats
 
     async def drain(self, grace_seconds: float, reason: str = "shutdown") -> int:
         """Refuse new calls, give live ones `grace_seconds` to finish, then stop the rest
@@ -128,31 +159,33 @@ class RequestRunner:
                 Failure.UNAVAILABLE,
                 f"the daemon is shutting down ({reason}); the request was stopped, retry with a new daemon",
             )
-            if self.served is not None:
-                self.served.backend.abort(live.request_id)
+            self._abort(live)
             stopped += 1
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), 10.0)
         return stopped
 
     async def close(self) -> None:
-        """Release the backend (its engine thread, or its pooled connections) once no call is left."""
-        if self.served is not None:
-            await self.served.backend.close()
+        """Release the backends (their engine threads, or pooled connections) once no call is left."""
+        if self.models is not None:
+            for _, served in self.models.roles():
+                await served.backend.close()
 
-    async def _run(self, request: Any, prepare: Prepare) -> AsyncGenerator[Any, None]:
+    async def _run(self, request: Any, prepare: Prepare, task: str) -> AsyncGenerator[Any, None]:
         arrival = time.perf_counter()
-        served = self.ready()
+        models = self.ready()
+        role = models.role_for(task)
+        served = models.by_role(role)
         try:
             prepared = prepare(request, served)
         except RequestError as error:
             raise CallFailed(Failure.INVALID_ARGUMENT, str(error)) from None
-        async with contextlib.aclosing(self._serve(served, request, arrival, prepared)) as chunks:
+        async with contextlib.aclosing(self._serve(served, role, request, arrival, prepared)) as chunks:
             async for chunk in chunks:
                 yield chunk
 
     async def _serve(
-        self, served: ServedModel, request: Any, arrival: float, prepared: PreparedRequest
+        self, served: ServedModel, role: str, request: Any, arrival: float, prepared: PreparedRequest
     ) -> AsyncGenerator[Any, None]:
         """Registers the call, fits its prompt, streams the engine's outputs, and raises how it failed
         after its last chunk."""
@@ -166,10 +199,12 @@ class RequestRunner:
             supersedable=prepared.kind is not RequestKind.GENERATION,
             prefill=prefill,
             next_edit=prepared.next_edit,
+            model=role,
         )
         for older in self.live.add(live):
-            served.backend.abort(older.request_id)
-        self.counters.requests_total += 1
+            self._abort(older)
+        counters = self.model_counters[role]
+        counters.arrived()
         self._idle.clear()
         outcome = CallOutcome()
         try:
@@ -177,11 +212,12 @@ class RequestRunner:
                 fitted, clamped_to = await asyncio.to_thread(prepared.fit)
             except (RequestError, ValueError) as bad:
                 outcome.ended = True
-                self.counters.finished(None, cancelled=False)
+                counters.finished(None, cancelled=False)
                 raise CallFailed(Failure.INVALID_ARGUMENT, str(bad)) from None
             if live.stop_status is None:  # not superseded or cancelled while its prompt was being fitted
                 engine_request = prepared.engine_request(request_id, fitted)
-                async for delta in self._engine_deltas(served, live, engine_request, arrival, outcome):
+                deltas = self._engine_deltas(served, counters, live, engine_request, arrival, outcome)
+                async for delta in deltas:
                     yield prepared.chunk_class(request_id=request_id, text_delta=delta)
             else:
                 outcome.finish = FinishReason.CANCELLED
@@ -189,7 +225,7 @@ class RequestRunner:
                 outcome.metrics = replace(outcome.metrics, generated_tokens=0)
                 outcome.last_delta, outcome.first_token_ms = "", None
             outcome.ended = True
-            self.counters.finished(outcome.metrics, cancelled=outcome.finish is FinishReason.CANCELLED)
+            counters.finished(outcome.metrics, cancelled=outcome.finish is FinishReason.CANCELLED)
             total_ms = (time.perf_counter() - arrival) * 1000
             yield prepared.chunk_class(
                 request_id=request_id,
@@ -209,7 +245,7 @@ class RequestRunner:
             if not outcome.ended:
                 # The face stopped iterating: its client cancelled, disconnected or passed its deadline.
                 served.backend.abort(request_id)
-                self.counters.finished(outcome.metrics, cancelled=True)
+                counters.finished(outcome.metrics, cancelled=True)
             self.live.remove(live)
             if not len(self.live):
                 self._idle.set()
@@ -217,6 +253,7 @@ class RequestRunner:
     async def _engine_deltas(
         self,
         served: ServedModel,
+        counters: DaemonCounters,
         live: LiveRequest,
         engine_request: Request,
         arrival: float,
@@ -228,7 +265,7 @@ class RequestRunner:
             async with contextlib.aclosing(outputs):
                 async for output in outputs:
                     if output.token_ids and engine_request.kind is not RequestKind.PREFILL:
-                        self.counters.tokens_generated(len(output.token_ids))
+                        counters.tokens_generated(len(output.token_ids))
                         if outcome.first_token_ms is None:
                             outcome.first_token_ms = (time.perf_counter() - arrival) * 1000
                     if output.finished:

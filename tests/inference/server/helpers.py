@@ -10,8 +10,9 @@ import grpc
 
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.backends.local_engine import EngineBackend
-from inference.backends.local_model import ServeSettings, load_served_model
+from inference.backends.local_model import ServeSettings, load_served_model, load_served_models
 from inference.backends.served_model import ServedModel
+from inference.backends.served_models import ServedModels
 from inference.client import InferenceClient
 from inference.config import EngineConfig, SamplingParams
 from inference.defaults import DEFAULT_DRAIN_SECONDS
@@ -49,22 +50,26 @@ async def start_daemon(
     drain_seconds: float = DEFAULT_DRAIN_SECONDS,
     max_new_tokens: int = 256,
     wrap_target: Callable[[CausalLM], PagedModel] | None = None,
+    chat_dir: Path | None = None,
 ) -> RunningDaemon:
     """A real daemon on a unix socket in `socket_dir`, serving the model, and a client of it.
 
-    `wrap_target` replaces the loaded target model by a test double built around it.
+    `wrap_target` replaces the loaded target model by a test double built around it. `chat_dir`: a
+    chat model served beside it (each model with a pool of `engine_config`'s blocks).
     """
     address = DaemonAddress(unix_path=socket_dir / "d.sock")
     daemon = GrpcServer(
         address, token=token, max_request_bytes=max_request_bytes, drain_seconds=drain_seconds
     )
     await daemon.start()
-    settings = ServeSettings(model_dir, draft_dir, "cpu", max_new_tokens=max_new_tokens)
+    settings = ServeSettings(model_dir, draft_dir, "cpu", max_new_tokens=max_new_tokens, chat_dir=chat_dir)
     config = engine_config or EngineConfig(
         num_kv_blocks=SMALL_POOL_BLOCKS, draft_num_kv_blocks=SMALL_POOL_BLOCKS
     )
 
-    def load() -> ServedModel:
+    def load() -> ServedModel | ServedModels:
+        if chat_dir is not None:
+            return load_served_models(settings, engine_config=config)
         served = load_served_model(settings, config)
         if wrap_target is not None:
             assert isinstance(served.backend, EngineBackend)

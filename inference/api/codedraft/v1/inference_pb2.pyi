@@ -313,7 +313,7 @@ class ModelDescription(_message.Message):
     def __init__(self, name: _Optional[str] = ..., path: _Optional[str] = ..., architecture: _Optional[str] = ..., parameters: _Optional[int] = ..., context_length: _Optional[int] = ..., vocab_size: _Optional[int] = ...) -> None: ...
 
 class ModelInfo(_message.Message):
-    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "supports_tools", "prefix_only", "default_completion_tokens", "reply_reserve_limit", "chars_per_token", "next_edit_format")
+    __slots__ = ("model", "draft_model", "has_draft_model", "device", "dtype", "fim_template", "fim_spm", "has_chat_template", "kv_block_size", "kv_blocks_total", "max_new_tokens", "max_request_bytes", "version", "supports_tools", "prefix_only", "default_completion_tokens", "reply_reserve_limit", "chars_per_token", "next_edit_format", "chat_model", "routes")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
     HAS_DRAFT_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -333,6 +333,8 @@ class ModelInfo(_message.Message):
     REPLY_RESERVE_LIMIT_FIELD_NUMBER: _ClassVar[int]
     CHARS_PER_TOKEN_FIELD_NUMBER: _ClassVar[int]
     NEXT_EDIT_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    CHAT_MODEL_FIELD_NUMBER: _ClassVar[int]
+    ROUTES_FIELD_NUMBER: _ClassVar[int]
     model: ModelDescription
     draft_model: ModelDescription
     has_draft_model: bool
@@ -352,14 +354,26 @@ class ModelInfo(_message.Message):
     reply_reserve_limit: int
     chars_per_token: float
     next_edit_format: str
-    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., supports_tools: _Optional[bool] = ..., prefix_only: _Optional[bool] = ..., default_completion_tokens: _Optional[int] = ..., reply_reserve_limit: _Optional[int] = ..., chars_per_token: _Optional[float] = ..., next_edit_format: _Optional[str] = ...) -> None: ...
+    chat_model: ModelInfo
+    routes: _containers.RepeatedCompositeFieldContainer[TaskRoute]
+    def __init__(self, model: _Optional[_Union[ModelDescription, _Mapping]] = ..., draft_model: _Optional[_Union[ModelDescription, _Mapping]] = ..., has_draft_model: _Optional[bool] = ..., device: _Optional[str] = ..., dtype: _Optional[str] = ..., fim_template: _Optional[str] = ..., fim_spm: _Optional[bool] = ..., has_chat_template: _Optional[bool] = ..., kv_block_size: _Optional[int] = ..., kv_blocks_total: _Optional[int] = ..., max_new_tokens: _Optional[int] = ..., max_request_bytes: _Optional[int] = ..., version: _Optional[str] = ..., supports_tools: _Optional[bool] = ..., prefix_only: _Optional[bool] = ..., default_completion_tokens: _Optional[int] = ..., reply_reserve_limit: _Optional[int] = ..., chars_per_token: _Optional[float] = ..., next_edit_format: _Optional[str] = ..., chat_model: _Optional[_Union[ModelInfo, _Mapping]] = ..., routes: _Optional[_Iterable[_Union[TaskRoute, _Mapping]]] = ...) -> None: ...
+
+class TaskRoute(_message.Message):
+    __slots__ = ("task", "served_by", "model_name")
+    TASK_FIELD_NUMBER: _ClassVar[int]
+    SERVED_BY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+    task: str
+    served_by: str
+    model_name: str
+    def __init__(self, task: _Optional[str] = ..., served_by: _Optional[str] = ..., model_name: _Optional[str] = ...) -> None: ...
 
 class GetStatsRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class Stats(_message.Message):
-    __slots__ = ("requests_total", "requests_finished", "requests_active", "queue_depth", "requests_cancelled", "cache_hit_requests", "prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "draft_proposed", "draft_accepted", "tokens_per_second", "kv_blocks_total", "kv_blocks_used", "kv_blocks_cached", "uptime_seconds", "preemptions", "kv_evictions")
+    __slots__ = ("requests_total", "requests_finished", "requests_active", "queue_depth", "requests_cancelled", "cache_hit_requests", "prompt_tokens", "reused_tokens", "computed_tokens", "generated_tokens", "draft_proposed", "draft_accepted", "tokens_per_second", "kv_blocks_total", "kv_blocks_used", "kv_blocks_cached", "uptime_seconds", "preemptions", "kv_evictions", "models")
     REQUESTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_FINISHED_FIELD_NUMBER: _ClassVar[int]
     REQUESTS_ACTIVE_FIELD_NUMBER: _ClassVar[int]
@@ -379,6 +393,7 @@ class Stats(_message.Message):
     UPTIME_SECONDS_FIELD_NUMBER: _ClassVar[int]
     PREEMPTIONS_FIELD_NUMBER: _ClassVar[int]
     KV_EVICTIONS_FIELD_NUMBER: _ClassVar[int]
+    MODELS_FIELD_NUMBER: _ClassVar[int]
     requests_total: int
     requests_finished: int
     requests_active: int
@@ -398,4 +413,15 @@ class Stats(_message.Message):
     uptime_seconds: float
     preemptions: int
     kv_evictions: int
-    def __init__(self, requests_total: _Optional[int] = ..., requests_finished: _Optional[int] = ..., requests_active: _Optional[int] = ..., queue_depth: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., cache_hit_requests: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., tokens_per_second: _Optional[float] = ..., kv_blocks_total: _Optional[int] = ..., kv_blocks_used: _Optional[int] = ..., kv_blocks_cached: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., preemptions: _Optional[int] = ..., kv_evictions: _Optional[int] = ...) -> None: ...
+    models: _containers.RepeatedCompositeFieldContainer[ModelStats]
+    def __init__(self, requests_total: _Optional[int] = ..., requests_finished: _Optional[int] = ..., requests_active: _Optional[int] = ..., queue_depth: _Optional[int] = ..., requests_cancelled: _Optional[int] = ..., cache_hit_requests: _Optional[int] = ..., prompt_tokens: _Optional[int] = ..., reused_tokens: _Optional[int] = ..., computed_tokens: _Optional[int] = ..., generated_tokens: _Optional[int] = ..., draft_proposed: _Optional[int] = ..., draft_accepted: _Optional[int] = ..., tokens_per_second: _Optional[float] = ..., kv_blocks_total: _Optional[int] = ..., kv_blocks_used: _Optional[int] = ..., kv_blocks_cached: _Optional[int] = ..., uptime_seconds: _Optional[float] = ..., preemptions: _Optional[int] = ..., kv_evictions: _Optional[int] = ..., models: _Optional[_Iterable[_Union[ModelStats, _Mapping]]] = ...) -> None: ...
+
+class ModelStats(_message.Message):
+    __slots__ = ("served_by", "model_name", "stats")
+    SERVED_BY_FIELD_NUMBER: _ClassVar[int]
+    MODEL_NAME_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    served_by: str
+    model_name: str
+    stats: Stats
+    def __init__(self, served_by: _Optional[str] = ..., model_name: _Optional[str] = ..., stats: _Optional[_Union[Stats, _Mapping]] = ...) -> None: ...

@@ -26,7 +26,9 @@ if _version_not_supported:
 
 
 class InferenceStub:
-    """Serves completions and generations from one target model (and an optional draft model).
+    """Serves completions and generations from one target model (and an optional draft model), or from two
+    models routed by task: a completion model for Complete and Prefill, and a chat model for the calls
+    that need instructions (ModelInfo.chat_model, ModelInfo.routes).
     """
 
     def __init__(self, channel):
@@ -73,7 +75,9 @@ class InferenceStub:
 
 
 class InferenceServicer:
-    """Serves completions and generations from one target model (and an optional draft model).
+    """Serves completions and generations from one target model (and an optional draft model), or from two
+    models routed by task: a completion model for Complete and Prefill, and a chat model for the calls
+    that need instructions (ModelInfo.chat_model, ModelInfo.routes).
     """
 
     def Complete(self, request, context):
@@ -143,7 +147,7 @@ class InferenceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetModelInfo(self, request, context):
-        """What the daemon serves: model, draft model, device, limits.
+        """What the daemon serves: model, draft model, device, limits, and which model serves which task.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -203,7 +207,9 @@ def add_InferenceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Inference:
-    """Serves completions and generations from one target model (and an optional draft model).
+    """Serves completions and generations from one target model (and an optional draft model), or from two
+    models routed by task: a completion model for Complete and Prefill, and a chat model for the calls
+    that need instructions (ModelInfo.chat_model, ModelInfo.routes).
     """
 
     @staticmethod
