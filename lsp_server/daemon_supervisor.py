@@ -28,7 +28,7 @@ from inference.daemon_launcher import (
 )
 from inference.defaults import default_socket_path
 from lsp_server.config import DaemonSettings
-from lsp_server.model_room import ModelRoom
+from lsp_server.model_room import ModelRoom, serving_model
 from lsp_server.status import StatusReporter
 
 PREFIX_ONLY_MESSAGE = (
@@ -71,6 +71,7 @@ class DaemonSupervisor:
         self._retry_at = 0.0
         self._waiting: asyncio.Task[None] | None = None
         self._room = ModelRoom()
+        self._next_edit_room = ModelRoom()
         self._supports_tools = False
         self._model = pb.ModelDescription()
 
@@ -81,13 +82,20 @@ class DaemonSupervisor:
         return self._room
 
     @property
+    def next_edit_room(self) -> ModelRoom:
+        """The room of the model that serves next-edit predictions (the chat model, when the daemon
+        serves one for them)."""
+        return self._next_edit_room
+
+    @property
     def supports_tools(self) -> bool:
-        """Whether the served model's chat template takes tool calls (False until the daemon said)."""
+        """Whether the chat model's template takes tool calls (False until the daemon said)."""
         return self._supports_tools
 
     @property
     def model(self) -> pb.ModelDescription:
-        """The served model's description (empty until the daemon has said)."""
+        """The description of the model serving chat tasks (the fix agent's): the only model, or the
+        chat model of a daemon serving two (empty until the daemon has said)."""
         return self._model
 
     @property
@@ -233,8 +241,12 @@ class DaemonSupervisor:
             info = await self._client.model_info(timeout=5.0)
             model, device, prefix_only = info.model.name, info.device, info.prefix_only
             self._room = ModelRoom.of(info)
-            self._supports_tools = info.supports_tools
-            self._model = info.model
+            self._next_edit_room = ModelRoom.of_task(info, "predict_edit")
+            chat = serving_model(info, "generate_chat")
+            self._supports_tools = chat.supports_tools
+            self._model = chat.model
+            if chat is not info:
+                model = f"{model} (chat: {chat.model.name})"
         except DaemonError as error:
             log.warning("could not read the daemon's model info: %s", error)
         message = PREFIX_ONLY_MESSAGE if prefix_only else "ready"

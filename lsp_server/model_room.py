@@ -22,8 +22,14 @@ class ModelRoom:
 
     @classmethod
     def of(cls, info: pb.ModelInfo) -> ModelRoom:
-        """The room a daemon's model info describes."""
+        """The room a daemon's model info describes (of its completion model, when it serves two)."""
         return cls(info.model.context_length, info.reply_reserve_limit, info.chars_per_token, info.model.name)
+
+    @classmethod
+    def of_task(cls, info: pb.ModelInfo, task: str) -> ModelRoom:
+        """The room of the model that serves ``task`` (``TaskRoute.task``): a daemon serving two
+        models fits each request to its own model."""
+        return cls.of(serving_model(info, task))
 
     def reply_reserve(self, max_tokens: int) -> int:
         """Tokens the daemon keeps for the reply of a request asking ``max_tokens`` (the wire contract
@@ -34,3 +40,10 @@ class ModelRoom:
     def estimate(self) -> TokenEstimate:
         """Token estimates calibrated on the served model."""
         return TokenEstimate.measured(self.chars_per_token)
+
+
+def serving_model(info: pb.ModelInfo, task: str) -> pb.ModelInfo:
+    """The part of a daemon's model info that describes the model serving ``task``: its chat model's
+    when the daemon routes the task there (``ModelInfo.routes``), else the info itself."""
+    chat = any(route.task == task and route.served_by == "chat" for route in info.routes)
+    return info.chat_model if chat and info.HasField("chat_model") else info

@@ -41,6 +41,7 @@ from lsp_server.workspace_documents import WorkspaceDocuments
 if TYPE_CHECKING:
     from indexer.retrieval.base import RetrievalQuery, Snippet
     from indexer.workspace import WorkspaceIndex
+    from lsp_server.model_room import ModelRoom
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,9 @@ class CodedraftServer(LanguageServer):
             self.documents,
             lambda: self.index.store if self.index is not None else None,
             self.daemon.predict_edit,
-            self.retrieve,
+            lambda query, tokens, time_ms, cancel: self.retrieve(
+                query, tokens, time_ms, cancel, self.daemon.next_edit_room
+            ),
             time.monotonic,
         )
         self.deleted: dict[str, bool] = {}
@@ -122,13 +125,20 @@ class CodedraftServer(LanguageServer):
         return task
 
     def retrieve(
-        self, query: RetrievalQuery, token_budget: int, time_budget_ms: float, cancel: threading.Event
+        self,
+        query: RetrievalQuery,
+        token_budget: int,
+        time_budget_ms: float,
+        cancel: threading.Event,
+        room: ModelRoom | None = None,
     ) -> list[Snippet]:
-        """Snippets from the workspace index, or none while there is no index."""
+        """Snippets from the workspace index (none while there is none), counted in the tokens of the
+        model whose ``room`` is given (default: the completion model's)."""
         index = self.index
         if index is None:
             return []
-        return index.retrieve(query, token_budget, time_budget_ms, cancel, self.daemon.room.estimate)
+        estimate = (room or self.daemon.room).estimate
+        return index.retrieve(query, token_budget, time_budget_ms, cancel, estimate)
 
     async def _prefill_prompts(self, uri: str, position: types.Position) -> list[PlannedPrompt]:
         query = query_at(self, uri, position)
