@@ -108,7 +108,7 @@ def test_the_daemon_serves_a_gguf_file(tiny_model_dir: Path, tmp_path: Path, sho
         daemon.wait_ready()
         listening = f"codedraft daemon listening on unix:{socket_path} (loading {model} on auto)"
         assert daemon.lines[0] == listening
-        assert daemon.lines[1].startswith("ready: tiny (llama, 0.2M parameters, no draft model) on cpu")
+        assert daemon.lines[1].startswith("ready: tiny-base (llama, 0.2M parameters, no draft model) on cpu")
 
         async def ask() -> tuple[pb.ModelInfo, str]:
             async with InferenceClient(f"unix:{socket_path}") as client:
@@ -137,5 +137,29 @@ def test_without_model_the_daemon_says_what_it_serves_and_why(
         )
         ready = r"ready: codedraft-base \(llama, 3\.9M parameters, draft codedraft-draft\) on cpu float32, "
         assert re.fullmatch(ready + r"weights float16, loaded in \d+\.\d s", daemon.lines[2])
+    finally:
+        assert daemon.terminate() == 0
+
+
+def test_the_daemon_serves_a_chat_model_beside_the_completion_model(
+    tiny_model_dir: Path, endless_model_dir: Path, short_dir: Path
+) -> None:
+    socket_path = short_dir / "d.sock"
+    chat = str(endless_model_dir)
+    daemon = WatchedDaemon(
+        "--model", str(tiny_model_dir), "--chat-model", chat, "--listen", f"unix:{socket_path}"
+    )
+    try:
+        daemon.wait_ready()
+        assert daemon.lines[0] == (
+            f"codedraft daemon listening on unix:{socket_path} (loading {tiny_model_dir} and chat model "
+            f"{chat} on auto)"
+        )
+        assert daemon.lines[1].startswith("ready: tiny-base (llama, 0.2M parameters, no draft model) on cpu")
+        assert re.fullmatch(
+            r"chat model: endless \(llama, 0\.\dM parameters, weights \w+\) serves predict_edit, "
+            r"generate_chat; tiny-base serves the rest",
+            daemon.lines[2],
+        )
     finally:
         assert daemon.terminate() == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from inference.config import EngineConfig
-from tests.fixtures.scripted_model import make_scripted_checkpoint
+from tests.fixtures.scripted_model import CHAT_SCRIPT, make_scripted_checkpoint
 from tests.fixtures.tiny_models import make_tiny_checkpoint
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon
 
@@ -40,6 +40,28 @@ def short_dir() -> Iterator[Path]:
 def endless_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A model whose completion never ends by itself (8k context), for deadline tests."""
     return make_scripted_checkpoint(tmp_path_factory.mktemp("models") / "endless", loop=True)
+
+
+# The two models of a daemon routed by task, scripted so that each call's text says which one wrote it:
+# the completer completes COMPLETION_TEXT (without end) and chats COMPLETION_MODEL_CHAT; the chatter
+# completes CHAT_MODEL_COMPLETION and chats CHAT_SCRIPT (without end).
+COMPLETION_TEXT = "return total"
+COMPLETION_MODEL_CHAT = "pass"
+CHAT_MODEL_COMPLETION = "yield item"
+
+
+@pytest.fixture(scope="session")
+def completer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("routes") / "completer"
+    return make_scripted_checkpoint(folder, completion=COMPLETION_TEXT, chat=COMPLETION_MODEL_CHAT, loop=True)
+
+
+@pytest.fixture(scope="session")
+def chatter_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("routes") / "chatter"
+    return make_scripted_checkpoint(
+        folder, completion=CHAT_MODEL_COMPLETION, chat=CHAT_SCRIPT, chat_endless=True
+    )
 
 
 @pytest.fixture

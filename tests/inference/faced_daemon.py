@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from inference.backends.local_model import ServeSettings, load_served_model
+from inference.backends.local_model import ServeSettings, load_served_models
 from inference.backends.remote_model import RemoteSettings, load_remote_model
 from inference.client import InferenceClient
 from inference.config import EngineConfig
@@ -34,16 +34,18 @@ async def start_faced_daemon(
     engine_config: EngineConfig | None = None,
     max_new_tokens: int = 256,
     name: str = "d",
+    chat_dir: Path | None = None,
 ) -> FacedDaemon:
-    """A real daemon on a unix socket serving the model, with the HTTP face on 127.0.0.1 (any port)."""
+    """A real daemon on a unix socket serving the model (and the chat model `chat_dir` beside it),
+    with the HTTP face on 127.0.0.1 (any port)."""
     address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
     daemon = GrpcServer(address, token=token, max_request_bytes=1024 * 1024)
     await daemon.start()
     face = HttpFace(daemon.runner, DaemonAddress(host="127.0.0.1", port=0), token, daemon.max_request_bytes)
     bound = await face.start()
-    settings = ServeSettings(model_dir, None, "cpu", max_new_tokens=max_new_tokens)
+    settings = ServeSettings(model_dir, None, "cpu", max_new_tokens=max_new_tokens, chat_dir=chat_dir)
     config = engine_config or EngineConfig(num_kv_blocks=SMALL_POOL_BLOCKS)
-    await daemon.serve_model(lambda: load_served_model(settings, config))
+    await daemon.serve_model(lambda: load_served_models(settings, engine_config=config))
     client = InferenceClient(address, token=token)
     return FacedDaemon(daemon, client, address, face, f"http://127.0.0.1:{bound.port}/v1")
 

@@ -1,9 +1,8 @@
 """Two models in one daemon, routed by task: which model computes each call, GetModelInfo's routes,
 per-model stats, and cancel-previous, Cancel and drain across the two engines.
 
-The two models are scripted (tests/fixtures/scripted_model.py) so each call's text says which model
-wrote it: the completion model completes "return total" (without end) and chats "pass"; the chat
-model completes "yield item" and chats "value = compute(items)" (without end).
+The two models are scripted (`completer_dir`, `chatter_dir` in tests/inference/conftest.py), so each
+call's text says which model wrote it.
 """
 
 from __future__ import annotations
@@ -19,29 +18,13 @@ from inference.api.codedraft.v1 import inference_pb2_grpc as pb_grpc
 from inference.backends.local_engine import EngineBackend
 from inference.client import InferenceClient
 from inference.config import EngineConfig
-from tests.fixtures.scripted_model import CHAT_SCRIPT, make_scripted_checkpoint
+from tests.fixtures.scripted_model import CHAT_SCRIPT
 from tests.fixtures.waiting import wait_until
+from tests.inference.conftest import COMPLETION_MODEL_CHAT, COMPLETION_TEXT
 from tests.inference.server.helpers import RunningDaemon, start_daemon, stream_ending
 
-COMPLETION_TEXT = "return total"
-COMPLETION_MODEL_CHAT = "pass"
-CHAT_MODEL_COMPLETION = "yield item"
 TIMEOUT = 60.0
 POOL = EngineConfig(num_kv_blocks=64)
-
-
-@pytest.fixture(scope="module")
-def completer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("routes") / "completer"
-    return make_scripted_checkpoint(folder, completion=COMPLETION_TEXT, chat=COMPLETION_MODEL_CHAT, loop=True)
-
-
-@pytest.fixture(scope="module")
-def chatter_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("routes") / "chatter"
-    return make_scripted_checkpoint(
-        folder, completion=CHAT_MODEL_COMPLETION, chat=CHAT_SCRIPT, chat_endless=True
-    )
 
 
 @pytest.fixture
