@@ -84,12 +84,13 @@ async def _run_case(
 async def _run(args: argparse.Namespace, cases: list[FixCase]) -> dict[str, Any]:
     from inference.client import InferenceClient
     from inference.daemon_launcher import PrivateDaemon
+    from lsp_server.model_room import serving_model
 
     daemon = PrivateDaemon(args.model, prefix="codedraft-bench-fix-", device="cpu" if args.cpu else None)
     try:
         async with InferenceClient(daemon.address) as client:
             await daemon.wait_ready(client)
-            info = await client.model_info(timeout=10.0)
+            info = serving_model(await client.model_info(timeout=10.0), "generate_chat")
             rows = []
             with tempfile.TemporaryDirectory(prefix="codedraft-bench-fix-") as folder:
                 for case in cases:

@@ -100,8 +100,10 @@ async def _fix(
         try:
             await wait_for_daemon(client, started)
             from lsp_server.agent.model_fit import reply_form
+            from lsp_server.model_room import serving_model
 
-            info = await client.model_info(timeout=10.0)
+            # The fix runs on the model that serves chat (a daemon may serve a completion model beside it).
+            info = serving_model(await client.model_info(timeout=10.0), "generate_chat")
             form = reply_form(info.model.parameters, task.target)
             task = dataclasses.replace(task, use_tools=info.supports_tools, reply_form=form)
 
