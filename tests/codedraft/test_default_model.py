@@ -9,12 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from codedraft.daemon_models import ModelPaths, resolve_model_dirs
+from codedraft.daemon_models import ModelPaths, resolve_model_dirs, serving_lines
 from codedraft.errors import CommandError
 from inference import default_model as default_model_module
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
-from inference.default_model import CHOICE_VARIABLE, GemmaUnavailable, default_model, packaged_gguf
+from inference.default_model import (
+    CHOICE_VARIABLE,
+    GEMMA_NOTICE,
+    DefaultModel,
+    GemmaUnavailable,
+    default_model,
+    packaged_gguf,
+)
 from inference.defaults import default_draft_model_dir, default_model_dir
 from tests.codedraft.test_daemon_and_complete import WatchedDaemon
 from tests.fixtures.tiny_gguf import write_gguf
@@ -163,3 +170,17 @@ def test_the_daemon_serves_a_chat_model_beside_the_completion_model(
         )
     finally:
         assert daemon.terminate() == 0
+
+
+def test_the_gemma_notice_is_the_first_line_and_named_models_print_none(tmp_path: Path) -> None:
+    gemma, smollm2 = tmp_path / "gemma.gguf", tmp_path / "smollm2.gguf"
+    default = DefaultModel(gemma, None, "Gemma for completions, SmolLM2 for chat", smollm2, GEMMA_NOTICE)
+    assert serving_lines(ModelPaths(gemma, None, smollm2, default)) == [
+        GEMMA_NOTICE,
+        "no --model: serving Gemma for completions, SmolLM2 for chat",
+    ]
+    assert GEMMA_NOTICE.startswith(
+        "Gemma 3 270M is provided under and subject to the Gemma Terms of Use found at "
+        "ai.google.dev/gemma/terms"
+    )
+    assert serving_lines(ModelPaths(gemma, None, smollm2)) == []
