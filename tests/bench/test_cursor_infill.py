@@ -61,5 +61,7 @@ def test_without_model_it_scores_the_model_the_daemon_serves(
     figures = json.loads(out.read_text())
     assert (figures["model"], figures["stdlib"]["cases"]) == (str(default_model_dir()), 1)
     monkeypatch.setenv(CHOICE_VARIABLE, "bogus")
-    with pytest.raises(CommandError, match="CODEDRAFT_DEFAULT_MODEL='bogus' is not one of auto, embedded"):
+    with pytest.raises(
+        CommandError, match="CODEDRAFT_DEFAULT_MODEL='bogus' is not one of auto, smollm2, embedded"
+    ):
         cursor_infill.main(argv)
