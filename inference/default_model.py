@@ -89,7 +89,10 @@ def gemma_gguf(cache_dir: Path | None = None, module: str = GEMMA_MODULE) -> Pat
     absent = [str(path) for path in chunks if not path.is_file()]
     if absent:
         raise GemmaUnavailable(f"its chunk file {absent[0]} is missing (reinstall: make install)")
-    final = Path(package.default_output_path(cache_dir))
+    try:
+        final = Path(package.default_output_path(cache_dir))  # makes its folder
+    except OSError as error:
+        raise GemmaUnavailable(f"cannot make the folder of its assembled file: {error}") from None
     if final.exists():
         try:
             return Path(package.assemble(final))

