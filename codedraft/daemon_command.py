@@ -14,7 +14,6 @@ from codedraft.values import positive_int
 from inference.default_model import default_model
 from inference.defaults import (
     DEFAULT_DRAIN_SECONDS,
-    DEFAULT_KV_CACHE_MB,
     DEFAULT_MAX_NEW_TOKENS,
     DEFAULT_MAX_REQUEST_MB,
     default_socket_path,
@@ -61,11 +60,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="where the model runs (default: auto, CUDA when available); float32 on CPU, bfloat16 on CUDA",
     )
-    parser.add_argument(
+    pool = parser.add_mutually_exclusive_group()
+    pool.add_argument(
+        "--kv-tokens",
+        type=positive_int,
+        default=None,
+        help="tokens the paged KV pool holds (default: sized by the model: its context and two sessions "
+        "of 4,096 tokens beside it, within three quarters of the free memory)",
+    )
+    pool.add_argument(
         "--kv-cache-mb",
         type=positive_int,
-        default=DEFAULT_KV_CACHE_MB,
-        help=f"memory for the paged KV pool in MB (default: {DEFAULT_KV_CACHE_MB})",
+        default=None,
+        help="memory for the paged KV pool in MiB, instead of --kv-tokens",
     )
     parser.add_argument(
         "--threads",
@@ -167,6 +174,17 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(args, model, draft, address, token, network))
 
 
+def pool_line(blocks: int, block_size: int, context_length: int) -> str:
+    """The start-up line that gives the KV pool's size in tokens, against the model's context."""
+    tokens = blocks * block_size
+    held = (
+        f"holds the model's {context_length:,}-token context"
+        if tokens >= context_length
+        else f"fewer than the model's {context_length:,}-token context: longer prompts are refused"
+    )
+    return f"KV pool: {tokens:,} tokens ({blocks:,} blocks of {block_size}; {held})"
+
+
 def _loader(
     args: argparse.Namespace, model: Path, draft: Path | None, network: NetworkOptions
 ) -> Callable[[], Any]:
@@ -183,6 +201,7 @@ def _loader(
             args.max_new_tokens,
             weights=args.weights,
             adapt_threads=not args.fixed_threads,
+            kv_tokens=args.kv_tokens,
         )
         return lambda: load_served_model(settings)
     from inference.backends.remote_model import RemoteSettings, load_remote_model
@@ -260,6 +279,10 @@ async def _serve(
             if network.remote is not None:
                 described = f"on {info.device}"
             print(f"ready: {info.model.name} {described}, loaded in {loading.result():.1f} s", flush=True)
+            if network.remote is None:
+                print(
+                    pool_line(info.kv_blocks_total, info.kv_block_size, info.model.context_length), flush=True
+                )
         print(f"editors connect with: codedraft lsp --daemon {bound}", flush=True)
         await stopping
     stopped = await daemon.stop(received[0] if received else "shutdown")

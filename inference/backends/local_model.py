@@ -14,7 +14,7 @@ from inference.backends.model_facts import measured_chars_per_token, report_limi
 from inference.backends.served_model import ServedModel
 from inference.config import EngineConfig
 from inference.cpu_threads import engine_cpu_threads
-from inference.defaults import DEFAULT_KV_CACHE_MB, DEFAULT_MAX_NEW_TOKENS
+from inference.defaults import DEFAULT_MAX_NEW_TOKENS
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from inference.prompts.next_edit.choice import next_edit_format_for
@@ -29,11 +29,14 @@ class ServeSettings:
     model_dir: Path
     draft_dir: Path | None
     device: str = "auto"
-    kv_cache_mb: float = DEFAULT_KV_CACHE_MB
+    kv_cache_mb: float | None = None
+    """The KV pool in MiB (``--kv-cache-mb``); None with `kv_tokens` None: sized by the model."""
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     weights: str = "auto"
     adapt_threads: bool = True
     """On the CPU, use fewer torch threads while other processes hold cores (`inference/cpu_threads.py`)."""
+    kv_tokens: int | None = None
+    """The KV pool in tokens (``--kv-tokens``); wins over `kv_cache_mb`."""
 
 
 def _device_name(device: torch.device) -> str:
@@ -67,7 +70,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         if settings.draft_dir is not None
         else None
     )
-    config = engine_config or EngineConfig(kv_cache_mb=settings.kv_cache_mb)
+    config = engine_config or EngineConfig(kv_cache_mb=settings.kv_cache_mb, kv_tokens=settings.kv_tokens)
     try:
         engine = LLMEngine.from_loaded(target, config, draft)
     except ValueError as error:  # a draft model that does not match the target
