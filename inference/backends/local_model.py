@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +59,17 @@ def describe(loaded: LoadedModel) -> pb.ModelDescription:
     )
 
 
+def _return_freed_memory() -> None:
+    """Give the memory that loading freed back to the system. Loading frees more than the model keeps
+    (the file's parsed tensors, dequantized copies, packing buffers), and glibc keeps freed heap memory
+    resident: SmolLM2's daemon was 1,170 MiB resident after loading, 550 MiB after this. Nothing
+    outside glibc has `malloc_trim`; there this does nothing."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def load_served_model(settings: ServeSettings, engine_config: EngineConfig | None = None) -> ServedModel:
     """Load the target (and draft) model, build the engine around them, and describe them.
 
@@ -105,6 +117,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     torch.set_grad_enabled(False)
     vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
     threads = engine_cpu_threads(target.device.type, settings.adapt_threads)
+    _return_freed_memory()
     return ServedModel(
         backend=EngineBackend(engine, threads.apply if threads is not None else None),
         tokenizer=target.tokenizer,
