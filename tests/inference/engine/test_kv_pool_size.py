@@ -3,12 +3,19 @@ chosen by --kv-tokens / --kv-cache-mb when given."""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
+import pytest
 import torch
 
+from inference.config import EngineConfig
+from inference.engine import model_runner
 from inference.engine.kv_cache import KVCacheManager
 from inference.engine.kv_pool_size import DEFAULT_SESSIONS, SESSION_TOKENS, default_pool, wanted_tokens
 from inference.engine.model_runner import pool_size
 from inference.layers.paged_kv import KVCache
+from inference.loading import load_model
 from inference.model_config import ModelConfig
 from inference.server.prompt_budget import PromptBudget
 from lsp_server.completion.budgets import RESERVED_TOKENS
@@ -96,3 +103,20 @@ def test_a_session_holds_the_language_servers_default_prompts_and_replies() -> N
     assert asked <= SESSION_TOKENS
     next_edit = NextEditSettings()
     assert next_edit.context_budget_tokens + next_edit.history_budget_tokens <= SESSION_TOKENS // 2
+
+
+def test_a_default_pool_that_memory_keeps_short_of_the_context_is_a_warning(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    target = load_model(tiny_model_dir, "cpu")
+    per_token = KVCache.bytes_per_block(target.config, 1, target.dtype)
+    # Three quarters of this hold 100 tokens: 6 blocks of 16.
+    monkeypatch.setattr(model_runner, "available_memory", lambda device: per_token * 100 * 4 // 3 + 1)
+    with caplog.at_level(logging.WARNING, logger="inference.engine.model_runner"):
+        runner, _ = model_runner.runners_for(target, None, EngineConfig())
+    assert runner.num_blocks == 6 and runner.sizing is not None
+    assert runner.sizing.reason == "bounded by memory"
+    assert [record.getMessage() for record in caplog.records] == [
+        f"the KV pool holds 96 tokens, 416 fewer than {target.name}'s context of 512: memory allows no "
+        "more, and longer prompts get RESOURCE_EXHAUSTED (free memory, or choose with --kv-tokens)"
+    ]
