@@ -178,9 +178,9 @@ def pool_line(blocks: int, block_size: int, context_length: int) -> str:
     """The start-up line that gives the KV pool's size in tokens, against the model's context."""
     tokens = blocks * block_size
     held = (
-        f"holds the model's {context_length:,}-token context"
+        f"holds the context of {context_length:,} tokens"
         if tokens >= context_length
-        else f"fewer than the model's {context_length:,}-token context: longer prompts are refused"
+        else f"fewer than the context of {context_length:,} tokens: longer prompts are refused"
     )
     return f"KV pool: {tokens:,} tokens ({blocks:,} blocks of {block_size}; {held})"
 

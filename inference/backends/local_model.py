@@ -70,6 +70,15 @@ def _return_freed_memory() -> None:
         pass
 
 
+def served_context(target: LoadedModel, engine: LLMEngine) -> int:
+    """The context the daemon serves: the model's, or the tokens of a default KV pool that memory kept
+    shorter (the prompt budgets then fit the pool, and prompts are cut instead of refused)."""
+    sizing = engine.target.sizing
+    if sizing is not None and sizing.short_of_context:
+        return sizing.tokens
+    return target.config.max_position_embeddings
+
+
 def load_served_model(settings: ServeSettings, engine_config: EngineConfig | None = None) -> ServedModel:
     """Load the target (and draft) model, build the engine around them, and describe them.
 
@@ -91,7 +100,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         next_edit = next_edit_format_for(target.tokenizer, target.name)
     except ValueError as error:  # tokenizer_config.json names an unknown next_edit_format
         raise ModelLoadError(f"{settings.model_dir}: {error}") from None
-    context = target.config.max_position_embeddings
+    context = served_context(target, engine)
     limits = request_limits(context, settings.max_new_tokens, draft is not None)
     info = report_limits(
         pb.ModelInfo(
@@ -112,6 +121,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
         ),
         limits,
     )
+    info.model.context_length = context
     if draft is not None:
         info.draft_model.CopyFrom(describe(draft))
     torch.set_grad_enabled(False)

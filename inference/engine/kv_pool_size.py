@@ -10,7 +10,7 @@ filling the context does not evict the cached prompt of the document being typed
 and next-edit predictions reuse it at every keystroke). It is bounded by memory: at most
 `MEMORY_SHARE` of what is available once the model is loaded. When that cannot hold even the
 context, the pool is what memory allows and `PoolSize.short_of_context` says by how much (the
-daemon warns; longer prompts get RESOURCE_EXHAUSTED).
+daemon warns and serves a context of the pool's tokens, so its prompt budgets still fit the pool).
 """
 
 from __future__ import annotations

@@ -221,8 +221,8 @@ def runners_for(
     )
     if target_pool.short_of_context:
         log.warning(
-            "the KV pool holds %d tokens, %d fewer than %s's context of %d: memory allows no more, and "
-            "longer prompts get RESOURCE_EXHAUSTED (free memory, or choose with --kv-tokens)",
+            "the KV pool holds %d tokens, %d fewer than %s's context of %d: memory allows no more, so the "
+            "daemon serves a context of that many tokens (free memory, or choose with --kv-tokens)",
             target_pool.tokens,
             target_pool.short_of_context,
             target.name,

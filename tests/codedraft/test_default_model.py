@@ -73,9 +73,7 @@ def test_the_daemon_serves_a_gguf_file(tiny_model_dir: Path, tmp_path: Path, sho
         listening = f"codedraft daemon listening on unix:{socket_path} (loading {model} on auto)"
         assert daemon.lines[0] == listening
         assert daemon.lines[1].startswith("ready: tiny (llama, 0.2M parameters, no draft model) on cpu")
-        assert (
-            daemon.lines[2] == "KV pool: 1,536 tokens (96 blocks of 16; holds the model's 512-token context)"
-        )
+        assert daemon.lines[2] == "KV pool: 1,536 tokens (96 blocks of 16; holds the context of 512 tokens)"
 
         async def ask() -> tuple[pb.ModelInfo, str]:
             async with InferenceClient(f"unix:{socket_path}") as client:

@@ -118,5 +118,5 @@ def test_a_default_pool_that_memory_keeps_short_of_the_context_is_a_warning(
     assert runner.sizing.reason == "bounded by memory"
     assert [record.getMessage() for record in caplog.records] == [
         f"the KV pool holds 96 tokens, 416 fewer than {target.name}'s context of 512: memory allows no "
-        "more, and longer prompts get RESOURCE_EXHAUSTED (free memory, or choose with --kv-tokens)"
+        "more, so the daemon serves a context of that many tokens (free memory, or choose with --kv-tokens)"
     ]
