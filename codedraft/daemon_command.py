@@ -19,6 +19,7 @@ from inference.defaults import (
     default_socket_path,
     megabytes,
 )
+from inference.engine.kv_pool_size import pool_line
 from inference.server import daemon_options
 from inference.server.address import AddressError, DaemonAddress, parse_address
 from inference.server.daemon_options import NetworkOptions
@@ -172,17 +173,6 @@ def run(args: argparse.Namespace) -> int:
     except ListenError as error:
         raise CommandError(str(error)) from None
     return asyncio.run(_serve(args, model, draft, address, token, network))
-
-
-def pool_line(blocks: int, block_size: int, context_length: int) -> str:
-    """The start-up line that gives the KV pool's size in tokens, against the model's context."""
-    tokens = blocks * block_size
-    held = (
-        f"holds the context of {context_length:,} tokens"
-        if tokens >= context_length
-        else f"fewer than the context of {context_length:,} tokens: longer prompts are refused"
-    )
-    return f"KV pool: {tokens:,} tokens ({blocks:,} blocks of {block_size}; {held})"
 
 
 def _loader(

@@ -93,3 +93,14 @@ def pool_of_megabytes(megabytes: float, block_size: int, bytes_per_token: int) -
     """The pool ``--kv-cache-mb`` asks for: the whole blocks that fit in `megabytes` MiB (at least 1)."""
     blocks = max(1, int(megabytes * 1024 * 1024) // (bytes_per_token * block_size))
     return PoolSize(blocks, block_size, bytes_per_token, "--kv-cache-mb")
+
+
+def pool_line(blocks: int, block_size: int, context_length: int) -> str:
+    """`codedraft daemon`'s start-up line: the KV pool in tokens, against the context it serves."""
+    tokens = blocks * block_size
+    held = (
+        f"holds the context of {context_length:,} tokens"
+        if tokens >= context_length
+        else f"fewer than the context of {context_length:,} tokens: longer prompts are refused"
+    )
+    return f"KV pool: {tokens:,} tokens ({blocks:,} blocks of {block_size}; {held})"

@@ -12,7 +12,13 @@ import torch
 from inference.config import EngineConfig
 from inference.engine import model_runner
 from inference.engine.kv_cache import KVCacheManager
-from inference.engine.kv_pool_size import DEFAULT_SESSIONS, SESSION_TOKENS, default_pool, wanted_tokens
+from inference.engine.kv_pool_size import (
+    DEFAULT_SESSIONS,
+    SESSION_TOKENS,
+    default_pool,
+    pool_line,
+    wanted_tokens,
+)
 from inference.engine.model_runner import pool_size
 from inference.layers.paged_kv import KVCache
 from inference.loading import load_model
@@ -120,3 +126,13 @@ def test_a_default_pool_that_memory_keeps_short_of_the_context_is_a_warning(
         f"the KV pool holds 96 tokens, 416 fewer than {target.name}'s context of 512: memory allows no "
         "more, so the daemon serves a context of that many tokens (free memory, or choose with --kv-tokens)"
     ]
+
+
+def test_the_start_up_line_gives_the_pool_in_tokens_against_the_context() -> None:
+    assert pool_line(1024, 16, 8192) == (
+        "KV pool: 16,384 tokens (1,024 blocks of 16; holds the context of 8,192 tokens)"
+    )
+    assert pool_line(6, 16, 512) == (
+        "KV pool: 96 tokens (6 blocks of 16; fewer than the context of 512 tokens: longer prompts are "
+        "refused)"
+    )
