@@ -31,7 +31,7 @@ from bench.busy_cores import CpuBurners
 from bench.timed_completions import Timing, cursor_requests, daemon_process, run_level, table_row, via_grpc
 from inference.api.codedraft.v1 import inference_pb2 as pb
 from inference.client import InferenceClient
-from inference.defaults import DEFAULT_KV_CACHE_MB, REPO_ROOT, default_model_dir
+from inference.defaults import REPO_ROOT, default_model_dir
 from inference.openmp import set_openmp_spin
 from inference.server.address import DaemonAddress
 
@@ -53,7 +53,7 @@ async def _check_alone(
 class InProcessEngine:
     """The same completions through the engine adapter the daemon uses, without gRPC."""
 
-    def __init__(self, model: Path, kv_cache_mb: int, device: str, adapt_threads: bool) -> None:
+    def __init__(self, model: Path, kv_cache_mb: int | None, device: str, adapt_threads: bool) -> None:
         from inference.backends.local_model import ServeSettings, load_served_model
         from inference.config import EngineConfig
 
@@ -123,8 +123,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--kv-cache-mb",
         type=int,
-        default=DEFAULT_KV_CACHE_MB,
-        help=f"KV pool of both engines (default: {DEFAULT_KV_CACHE_MB})",
+        default=None,
+        help="KV pool of both engines in MiB (default: sized by the model)",
     )
     parser.add_argument(
         "--threads",

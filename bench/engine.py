@@ -26,7 +26,7 @@ import torch
 
 from bench.engine_workloads import lines_reproduced, refactor_prompt, typing_prompts
 from inference.config import EngineConfig, SamplingParams, SpecMode
-from inference.defaults import DEFAULT_KV_CACHE_MB, REPO_ROOT, default_draft_model_dir, default_model_dir
+from inference.defaults import REPO_ROOT, default_draft_model_dir, default_model_dir
 from inference.engine.engine import LLMEngine
 from inference.engine.sequence import Request, RequestMetrics
 from inference.loading import LoadedModel, ModelLoadError, load_model
@@ -238,7 +238,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--burst-chars", type=int, default=24, help="characters typed per burst")
     parser.add_argument("--completion-tokens", type=int, default=16, help="max tokens per completion")
     parser.add_argument("--block-size", type=int, default=16, help="KV block size in tokens")
-    parser.add_argument("--kv-cache-mb", type=float, default=float(DEFAULT_KV_CACHE_MB), help="KV pool size")
+    parser.add_argument(
+        "--kv-cache-mb", type=float, default=None, help="KV pool size (default: sized by the model)"
+    )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,refactor,draft")
     parser.add_argument(
         "--no-healing",

@@ -29,7 +29,7 @@ from pygls.lsp.client import LanguageClient
 from bench.timed_completions import daemon_process
 from inference.client import InferenceClient
 from inference.daemon_launcher import codedraft_command
-from inference.defaults import DEFAULT_KV_CACHE_MB, REPO_ROOT, default_model_dir
+from inference.defaults import REPO_ROOT, default_model_dir
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -135,7 +135,7 @@ async def _run(args: argparse.Namespace) -> int:
     text = source.read_text(encoding="utf-8")
     with (
         tempfile.TemporaryDirectory(prefix="codedraft-bench-lsp-") as tmp,
-        daemon_process(Path(args.model), DEFAULT_KV_CACHE_MB, 1) as process,
+        daemon_process(Path(args.model), None, 1) as process,
     ):
         address = process.address
         async with InferenceClient(address) as daemon:

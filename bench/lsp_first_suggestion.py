@@ -34,7 +34,7 @@ from bench.lsp import BenchClient, wait_until_indexed
 from inference.client import InferenceClient
 from inference.daemon_launcher import PrivateDaemon, codedraft_command
 from inference.default_model import packaged_gguf
-from inference.defaults import DEFAULT_KV_CACHE_MB, REPO_ROOT
+from inference.defaults import REPO_ROOT
 
 SOURCE_DIRS = ("inference", "indexer", "lsp_server")
 # ~2k tokens of Python at about 3.5 characters a token.
@@ -201,8 +201,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--kv-cache-mb",
         type=int,
-        default=DEFAULT_KV_CACHE_MB,
-        help=f"the daemon's KV pool (default: {DEFAULT_KV_CACHE_MB})",
+        default=None,
+        help="the daemon's KV pool in MiB (default: sized by the model)",
     )
     parser.add_argument(
         "--threads", type=int, default=None, help="the daemon's torch threads (default: torch's)"

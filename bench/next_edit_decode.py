@@ -257,7 +257,6 @@ async def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str]) -> int:
     from inference.default_model import default_model
-    from inference.defaults import DEFAULT_KV_CACHE_MB
 
     parser = argparse.ArgumentParser(
         prog="codedraft bench next-edit-decode", description=__doc__.splitlines()[0]
@@ -276,7 +275,9 @@ def main(argv: list[str]) -> int:
         default="auto",
         help="how the CPU holds the weights: auto (as the daemon), float32, float16, q4_1, q4_1_q8",
     )
-    parser.add_argument("--kv-cache-mb", type=float, default=float(DEFAULT_KV_CACHE_MB), help="KV pool size")
+    parser.add_argument(
+        "--kv-cache-mb", type=float, default=None, help="KV pool size (default: sized by the model)"
+    )
     args = parser.parse_args(argv)
     import torch
 

@@ -93,7 +93,11 @@ async def run_level(
 
 @contextlib.contextmanager
 def daemon_process(
-    model: Path, kv_cache_mb: int, threads: int | None, device: str = "cpu", fixed_threads: bool = False
+    model: Path,
+    kv_cache_mb: int | None,
+    threads: int | None,
+    device: str = "cpu",
+    fixed_threads: bool = False,
 ) -> Iterator[PrivateDaemon]:
     """A ``codedraft daemon`` on ``model`` (no draft) on a private socket, stopped on leaving."""
     daemon = PrivateDaemon(

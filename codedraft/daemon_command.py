@@ -15,7 +15,6 @@ from codedraft.errors import CommandError
 from codedraft.values import positive_int
 from inference.defaults import (
     DEFAULT_DRAIN_SECONDS,
-    DEFAULT_KV_CACHE_MB,
     DEFAULT_MAX_NEW_TOKENS,
     DEFAULT_MAX_REQUEST_MB,
     default_socket_path,
@@ -48,11 +47,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="where the model runs (default: auto, CUDA when available); float32 on CPU, bfloat16 on CUDA",
     )
-    parser.add_argument(
+    pool = parser.add_mutually_exclusive_group()
+    pool.add_argument(
+        "--kv-tokens",
+        type=positive_int,
+        default=None,
+        help="tokens the paged KV pool holds (default: sized by the model: its context and two sessions "
+        "of 4,096 tokens beside it, within three quarters of the free memory)",
+    )
+    pool.add_argument(
         "--kv-cache-mb",
         type=positive_int,
-        default=DEFAULT_KV_CACHE_MB,
-        help=f"memory for the paged KV pool in MB, per served model (default: {DEFAULT_KV_CACHE_MB})",
+        default=None,
+        help="memory for the paged KV pool in MiB, per served model, instead of --kv-tokens",
     )
     parser.add_argument(
         "--threads",
@@ -155,6 +162,7 @@ def _loader(args: argparse.Namespace, paths: ModelPaths, network: NetworkOptions
             adapt_threads=not args.fixed_threads,
             chat_dir=paths.chat,
             chat_fallback=paths.chat_fallback,
+            kv_tokens=args.kv_tokens,
         )
         return lambda: load_served_models(settings, lambda line: print(line, flush=True))
     from inference.backends.remote_model import RemoteSettings, load_remote_model

@@ -98,6 +98,7 @@ def ready_lines(models: ServedModels, seconds: float) -> list[str]:
     """The ready lines of a daemon on its own engines: the completion model's, and the chat model's
     with the tasks it serves."""
     from inference.backends.served_models import CHAT, TASKS
+    from inference.engine.kv_pool_size import pool_line
 
     info = models.completion.info
     drafted = f", draft {info.draft_model.name}" if info.has_draft_model else ", no draft model"
@@ -105,6 +106,7 @@ def ready_lines(models: ServedModels, seconds: float) -> list[str]:
     weights = f", weights {models.completion.weights}" if models.completion.weights else ""
     lines = [f"ready: {info.model.name} {described} on {info.device} {info.dtype}{weights}"]
     lines[0] += f", loaded in {seconds:.1f} s"
+    lines.append(pool_line(info.kv_blocks_total, info.kv_block_size, info.model.context_length))
     if models.chat is not None:
         chat = models.chat.info
         tasks = ", ".join(task for task in TASKS if models.role_for(task) == CHAT)
@@ -112,5 +114,8 @@ def ready_lines(models: ServedModels, seconds: float) -> list[str]:
         lines.append(
             f"chat model: {chat.model.name} ({chat.model.architecture}, {chat.model.parameters / 1e6:.1f}M "
             f"parameters{chat_weights}) serves {tasks}; {info.model.name} serves the rest"
+        )
+        lines.append(
+            "chat model's " + pool_line(chat.kv_blocks_total, chat.kv_block_size, chat.model.context_length)
         )
     return lines

@@ -11,7 +11,6 @@ import enum
 import math
 from dataclasses import dataclass, field
 
-from inference.defaults import DEFAULT_KV_CACHE_MB
 from inference.reply_limits import DEFAULT_COMPLETION_TOKENS
 
 
@@ -103,17 +102,20 @@ class SpeculationConfig:
 class EngineConfig:
     """Settings of one engine (one target model, optionally one draft model).
 
-    `kv_cache_mb` sizes the target's preallocated KV pool (`num_kv_blocks`, when set, sizes it in blocks);
-    the draft model gets `draft_kv_cache_mb`. A step computes at most `max_step_tokens` prompt tokens
+    The target's preallocated KV pool is sized by the model and the work (`inference/engine/
+    kv_pool_size.py`) unless `num_kv_blocks` (blocks), `kv_tokens` (tokens) or `kv_cache_mb` (MiB) says,
+    in that order; the draft model's pool holds as many tokens as the target's unless
+    `draft_num_kv_blocks` or `draft_kv_cache_mb` says. A step computes at most `max_step_tokens` prompt tokens
     across requests (completions first), and one prompt at most `prefill_chunk` tokens per step, so a
     long prompt cannot stall the others; at most `decode_step_prompt_tokens` while a request of the
     step decodes, so newer requests' prompts do not hold each of its tokens back for seconds.
     """
 
     block_size: int = 16
-    kv_cache_mb: float = DEFAULT_KV_CACHE_MB
+    kv_cache_mb: float | None = None
+    kv_tokens: int | None = None
     num_kv_blocks: int | None = None
-    draft_kv_cache_mb: float = 64.0
+    draft_kv_cache_mb: float | None = None
     draft_num_kv_blocks: int | None = None
     enable_prefix_cache: bool = True
     max_running: int = 16
@@ -137,8 +139,12 @@ class EngineConfig:
         """Raise ValueError naming the first bad field."""
         if self.block_size < 1:
             raise ValueError(f"block_size must be >= 1, got {self.block_size}")
-        if self.num_kv_blocks is None and not self.kv_cache_mb > 0:
+        if self.kv_cache_mb is not None and not self.kv_cache_mb > 0:
             raise ValueError(f"kv_cache_mb must be > 0, got {self.kv_cache_mb}")
+        if self.kv_tokens is not None and self.kv_tokens < 1:
+            raise ValueError(f"kv_tokens must be >= 1, got {self.kv_tokens}")
+        if self.draft_kv_cache_mb is not None and not self.draft_kv_cache_mb > 0:
+            raise ValueError(f"draft_kv_cache_mb must be > 0, got {self.draft_kv_cache_mb}")
         if self.num_kv_blocks is not None and self.num_kv_blocks < 1:
             raise ValueError(f"num_kv_blocks must be >= 1, got {self.num_kv_blocks}")
         if self.max_running < 1 or self.max_waiting < 0:

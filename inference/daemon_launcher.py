@@ -70,6 +70,7 @@ def daemon_command(
     no_draft: bool = False,
     device: str | None = None,
     kv_cache_mb: int | None = None,
+    kv_tokens: int | None = None,
     threads: int | None = None,
     fixed_threads: bool = False,
     log_level: str | None = None,
@@ -94,6 +95,8 @@ def daemon_command(
         argv += ["--device", device]
     if kv_cache_mb is not None:
         argv += ["--kv-cache-mb", str(kv_cache_mb)]
+    if kv_tokens is not None:
+        argv += ["--kv-tokens", str(kv_tokens)]
     if threads is not None:
         argv += ["--threads", str(threads)]
     if fixed_threads:
@@ -181,6 +184,7 @@ class PrivateDaemon(DaemonProcess):
         prefix: str = "codedraft-",
         device: str | None = None,
         kv_cache_mb: int | None = None,
+        kv_tokens: int | None = None,
         threads: int | None = None,
         fixed_threads: bool = False,
     ) -> None:
@@ -194,6 +198,7 @@ class PrivateDaemon(DaemonProcess):
             no_draft=model is not None,
             device=device,
             kv_cache_mb=kv_cache_mb,
+            kv_tokens=kv_tokens,
             threads=threads,
             fixed_threads=fixed_threads,
             log_level="warning",

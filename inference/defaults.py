@@ -1,5 +1,5 @@
 """The daemon's defaults, each written once (no torch here): where the embedded model pair lives, its
-address, its KV pool, reply limit, request size and drain time. The command line's flags, the
+address, reply limit, request size and drain time. The command line's flags, the
 engine's configuration and the servers take their defaults from here."""
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-DEFAULT_KV_CACHE_MB = 512
-"""Memory of the target model's paged KV pool (``--kv-cache-mb``, ``EngineConfig.kv_cache_mb``)."""
 DEFAULT_MAX_NEW_TOKENS = 1024
 """The largest max_tokens a request may ask for (``--max-new-tokens``), below the model's context."""
 DEFAULT_MAX_REQUEST_MB = 4

@@ -33,7 +33,6 @@ from bench.next_edit.report import print_figures, summarize
 from inference.client import InferenceClient
 from inference.daemon_launcher import PrivateDaemon, codedraft_command
 from inference.default_model import packaged_gguf
-from inference.defaults import DEFAULT_KV_CACHE_MB
 
 
 @contextlib.asynccontextmanager
@@ -118,7 +117,9 @@ def main(argv: list[str]) -> int:
         help="nextEdit.model off: only the renames the index finds are offered (no model call)",
     )
     parser.add_argument("--json", type=Path, default=None, help="also write every step and chain here")
-    parser.add_argument("--kv-cache-mb", type=int, default=DEFAULT_KV_CACHE_MB, help="the daemon's KV pool")
+    parser.add_argument(
+        "--kv-cache-mb", type=int, default=None, help="the daemon's KV pool (default: its own)"
+    )
     parser.add_argument(
         "--threads", type=int, default=None, help="the daemon's torch threads (default: torch's)"
     )

@@ -115,9 +115,11 @@ class LLMEngine:
         model = self.target.config
         prompt_ids = checked_prompt(request, self.tokenizer, model.max_position_embeddings, model.vocab_size)
         if self.kv.blocks_for(len(prompt_ids) + 1) > self.target.num_blocks:
+            pool_tokens = self.target.num_blocks * self.config.block_size
             raise ResourceExhaustedError(
-                f"prompt of {len(prompt_ids)} tokens does not fit the KV pool "
-                f"({self.target.num_blocks} blocks of {self.config.block_size}); raise kv_cache_mb"
+                f"prompt of {len(prompt_ids)} tokens does not fit the KV pool of {pool_tokens} tokens "
+                f"({self.target.num_blocks} blocks of {self.config.block_size}); start the daemon with a "
+                "larger --kv-tokens (or --kv-cache-mb)"
             )
         decoder = self._make_decoder()
         if request.healing:

@@ -9,24 +9,59 @@ sequence's own blocks).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import torch
 from torch import nn
 
 from inference.config import EngineConfig
+from inference.engine.kv_pool_size import PoolSize, default_pool, pool_of_megabytes, pool_of_tokens
 from inference.layers.paged_kv import AttentionMetadata, KVCache, SequenceSpan
 from inference.loading import LoadedModel
 from inference.model_config import ModelConfig
-from inference.models.base import CausalLM
+
+log = logging.getLogger(__name__)
 
 
-def blocks_for_memory(model: CausalLM, block_size: int, dtype: torch.dtype, megabytes: float) -> int:
-    """How many KV blocks fit in `megabytes` (at least 1)."""
-    per_block = KVCache.bytes_per_block(model.config, block_size, dtype)
-    return max(1, int(megabytes * 1024 * 1024) // per_block)
+def available_memory(device: torch.device) -> int | None:
+    """Bytes a new KV pool may still take on `device`: the GPU's free memory, or the system's
+    available memory (Linux's MemAvailable); None where neither can be read."""
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free)
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def pool_size(
+    config: ModelConfig,
+    block_size: int,
+    dtype: torch.dtype,
+    *,
+    blocks: int | None = None,
+    tokens: int | None = None,
+    megabytes: float | None = None,
+    available_bytes: int | None = None,
+) -> PoolSize:
+    """The KV pool of a model of `config` storing `dtype`: `blocks`, `tokens` or `megabytes` when
+    given (in that order), else the default sized by the model (`inference/engine/kv_pool_size.py`)."""
+    per_token = KVCache.bytes_per_block(config, 1, dtype)
+    if blocks is not None:
+        return PoolSize(blocks, block_size, per_token, "num_kv_blocks")
+    if tokens is not None:
+        return pool_of_tokens(tokens, block_size, per_token)
+    if megabytes is not None:
+        return pool_of_megabytes(megabytes, block_size, per_token)
+    return default_pool(config.max_position_embeddings, block_size, per_token, available_bytes)
 
 
 class PagedModel(Protocol):
@@ -81,9 +116,17 @@ class ModelRunner:
     """Runs forward passes of one model over its own paged KV pool."""
 
     def __init__(
-        self, model: PagedModel, num_blocks: int, block_size: int, device: torch.device, dtype: torch.dtype
+        self,
+        model: PagedModel,
+        num_blocks: int,
+        block_size: int,
+        device: torch.device,
+        dtype: torch.dtype,
+        sizing: PoolSize | None = None,
     ) -> None:
         self.model = model
+        self.sizing = sizing
+        """How the pool's size was chosen (None: by the caller's `num_blocks`)."""
         self.config = model.config
         self.device = device
         self.dtype = dtype
@@ -167,11 +210,39 @@ def runners_for(
             f"(vocab {draft.tokenizer.vocab_size} vs {target.tokenizer.vocab_size}) and the device"
         )
     size = config.block_size
-    blocks = config.num_kv_blocks or blocks_for_memory(target.model, size, target.dtype, config.kv_cache_mb)
-    target_runner = ModelRunner(target.model, blocks, size, target.device, target.dtype)
+    target_pool = pool_size(
+        target.config,
+        size,
+        target.dtype,
+        blocks=config.num_kv_blocks,
+        tokens=config.kv_tokens,
+        megabytes=config.kv_cache_mb,
+        available_bytes=available_memory(target.device),
+    )
+    if target_pool.short_of_context:
+        log.warning(
+            "the KV pool holds %d tokens, %d fewer than %s's context of %d: memory allows no more, so the "
+            "daemon serves a context of that many tokens (free memory, or choose with --kv-tokens)",
+            target_pool.tokens,
+            target_pool.short_of_context,
+            target.name,
+            target.config.max_position_embeddings,
+        )
+    target_runner = ModelRunner(
+        target.model, target_pool.blocks, size, target.device, target.dtype, target_pool
+    )
     if draft is None:
         return target_runner, None
-    draft_blocks = config.draft_num_kv_blocks or blocks_for_memory(
-        draft.model, size, draft.dtype, config.draft_kv_cache_mb
+    # The draft proposes only while its pool holds the sequence: as many tokens as the target's pool
+    # unless told (a draft is the smaller model, so its pool is the smaller one).
+    draft_pool = pool_size(
+        draft.config,
+        size,
+        draft.dtype,
+        blocks=config.draft_num_kv_blocks,
+        tokens=None if config.draft_kv_cache_mb is not None else target_pool.tokens,
+        megabytes=config.draft_kv_cache_mb,
     )
-    return target_runner, ModelRunner(draft.model, draft_blocks, size, draft.device, draft.dtype)
+    return target_runner, ModelRunner(
+        draft.model, draft_pool.blocks, size, draft.device, draft.dtype, draft_pool
+    )

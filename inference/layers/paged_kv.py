@@ -12,6 +12,8 @@ physical blocks hold the sequence, nor on how the sequence was split into calls.
 
 from __future__ import annotations
 
+import math
+import mmap
 from dataclasses import dataclass, field
 
 import torch
@@ -102,6 +104,16 @@ class AttentionMetadata:
         return self.spans[0]
 
 
+def _zeros(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device | str) -> torch.Tensor:
+    """Zeros of `shape`. On a CPU they lie in an anonymous memory map, whose pages the system provides
+    as they are first written: a pool sized for the whole context takes memory only as it fills
+    (`torch.zeros` would write, and so take, every page at start)."""
+    if torch.device(device).type != "cpu":
+        return torch.zeros(shape, dtype=dtype, device=device)
+    nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+    return torch.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).view(shape)
+
+
 @dataclass
 class KVCache:
     """The preallocated pool: per layer, K and V of shape (n_kv_heads, num_blocks, block_size, head_dim)."""
@@ -120,8 +132,8 @@ class KVCache:
     ) -> KVCache:
         """Zero-filled pool of `num_blocks` blocks of `block_size` tokens for every layer."""
         shape = (config.num_kv_heads, num_blocks, block_size, config.head_dim)
-        k = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.num_layers)]
-        v = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(config.num_layers)]
+        k = [_zeros(shape, dtype, device) for _ in range(config.num_layers)]
+        v = [_zeros(shape, dtype, device) for _ in range(config.num_layers)]
         return cls(k=k, v=v)
 
     @staticmethod

@@ -104,7 +104,12 @@ def test_daemon_serves_completes_refuses_a_second_and_cleans_up(
             "ready: endless (llama, 0.2M parameters, no draft model) on cpu float32, weights float16"
         )
         assert "loaded in" in daemon.lines[1]
-        assert daemon.lines[2] == f"editors connect with: codedraft lsp --daemon unix:{socket_path}"
+        # The pool sized by the model: its 8,192-token context and two sessions of 4,096 beside it.
+        assert (
+            daemon.lines[2]
+            == "KV pool: 16,384 tokens (1,024 blocks of 16; holds the context of 8,192 tokens)"
+        )
+        assert daemon.lines[3] == f"editors connect with: codedraft lsp --daemon unix:{socket_path}"
         assert oct(socket_path.stat().st_mode & 0o777) == "0o600"
 
         async def ask() -> tuple[str, str]:

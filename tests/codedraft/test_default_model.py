@@ -116,6 +116,7 @@ def test_the_daemon_serves_a_gguf_file(tiny_model_dir: Path, tmp_path: Path, sho
         listening = f"codedraft daemon listening on unix:{socket_path} (loading {model} on auto)"
         assert daemon.lines[0] == listening
         assert daemon.lines[1].startswith("ready: tiny (llama, 0.2M parameters, no draft model) on cpu")
+        assert daemon.lines[2] == "KV pool: 1,536 tokens (96 blocks of 16; holds the context of 512 tokens)"
 
         async def ask() -> tuple[pb.ModelInfo, str]:
             async with InferenceClient(f"unix:{socket_path}") as client:
@@ -166,7 +167,11 @@ def test_the_daemon_serves_a_chat_model_beside_the_completion_model(
         assert re.fullmatch(
             r"chat model: endless \(llama, 0\.\dM parameters, weights \w+\) serves predict_edit, "
             r"generate_chat; tiny-base serves the rest",
-            daemon.lines[2],
+            daemon.lines[3],
+        )
+        assert re.fullmatch(r"KV pool: [\d,]+ tokens \([\d,]+ blocks of 16; .*\)", daemon.lines[2])
+        assert re.fullmatch(
+            r"chat model's KV pool: [\d,]+ tokens \([\d,]+ blocks of 16; .*\)", daemon.lines[4]
         )
     finally:
         assert daemon.terminate() == 0

@@ -209,7 +209,8 @@ async def test_a_prompt_larger_than_the_kv_pool_is_resource_exhausted(
         )
         code, details = await _status_of(small.client.complete(big))
         assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "does not fit the KV pool" in details and "kv_cache_mb" in details
+        assert "does not fit the KV pool of 64 tokens (4 blocks of 16)" in details
+        assert details.endswith("start the daemon with a larger --kv-tokens (or --kv-cache-mb)")
         ok = await InferenceClient.collect(small.client.complete(GOOD))
         assert ok.figures.generated_tokens == 3
         assert (await small.client.stats()).kv_blocks_used == 0
