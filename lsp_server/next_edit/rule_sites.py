@@ -1,0 +1,120 @@
+"""Where a learned rule applies in one syntax tree: the nodes of the rule's shape, nearest the example
+first, never the example itself, with the text each becomes.
+
+Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
+byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
+``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule learned
+from one edit whose fixed words are all common tokens (``self``, ``0``, ``None``) or shorter than
+three characters matches too widely to be a guess worth showing: no sites (two examples may).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsp_server.next_edit.edit_pattern import Hole, is_word, match, render
+from lsp_server.next_edit.edit_rules import EditRule, callee_name, is_awaited, role_of
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+MAX_CANDIDATES = 5_000
+"""Occurrences of the anchor word looked at per file: a rule matching thousands of places stops here."""
+MAX_CLIMB = 8
+"""Ancestors of an occurrence tried as the rule's node (a pattern deeper than that is not matched)."""
+MAX_SITES = 50
+"""Sites returned per file, the nearest to the example."""
+COMMON_WORDS = frozenset(
+    b"self cls this 0 1 2 None True False null nil true false undefined i j k x n err ok".split()
+)
+"""Tokens too common to recognise a change by, alone."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """Bytes ``start``..``end`` of the source hold ``old`` and become ``new``."""
+
+    start: int
+    end: int
+    old: bytes
+    new: bytes
+
+
+def too_wide(rule: EditRule) -> bool:
+    """Whether a rule from one edit has nothing telling to recognise a site by."""
+    if rule.examples > 1:
+        return False
+    telling = [word for word in rule.anchors() if word not in COMMON_WORDS and len(word.strip()) >= 3]
+    return not telling
+
+
+def find_sites(
+    rule: EditRule,
+    tree: tree_sitter.Tree,
+    source: bytes,
+    near: int = 0,
+    exclude: tuple[int, int] | None = None,
+) -> list[Site]:
+    """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
+    first; none overlapping ``exclude`` (the example) or each other."""
+    if too_wide(rule):
+        return []
+    anchors = rule.anchors()
+    if not anchors:
+        return []
+    anchor = anchors[0]
+    pattern = (
+        re.compile(rb"(?<!\w)" + re.escape(anchor) + rb"(?!\w)")
+        if is_word(anchor[:1])
+        else re.compile(re.escape(anchor))
+    )
+    found: dict[tuple[int, int], Site] = {}
+    for count, occurrence in enumerate(pattern.finditer(source)):
+        if count >= MAX_CANDIDATES:
+            break
+        site = _site_at(rule, tree, occurrence.start(), occurrence.end())
+        if site is not None:
+            found.setdefault((site.start, site.end), site)
+    ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))
+    chosen: list[Site] = []
+    for site in ordered:
+        if exclude is not None and site.start < exclude[1] and site.end > exclude[0]:
+            continue
+        if any(site.start < other.end and site.end > other.start for other in chosen):
+            continue
+        chosen.append(site)
+        if len(chosen) == MAX_SITES:
+            break
+    return chosen
+
+
+def _site_at(rule: EditRule, tree: tree_sitter.Tree, start: int, end: int) -> Site | None:
+    """The smallest node around bytes ``start``..``end`` where the rule applies, as a site."""
+    node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(start, end)
+    root_type = rule.before.type
+    for _ in range(MAX_CLIMB):
+        if node is None:
+            return None
+        if (root_type is None or node.type == root_type) and _in_context(rule, node):
+            bound: dict[int, bytes] = {}
+            if match(rule.before, node, bound) and not node.has_error:
+                old = node.text or b""
+                new = render(rule.after, bound)
+                if new != old:
+                    return Site(node.start_byte, node.end_byte, old, new)
+        node = node.parent
+    return None
+
+
+def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
+    """Whether ``node`` sits where the example did (the call around it, its role in its parent)."""
+    if rule.calls is not None:
+        return isinstance(rule.before, Hole) and callee_name(node) == rule.calls and not is_awaited(node)
+    if rule.callee is not None:
+        arguments = node.parent
+        call = arguments.parent if arguments is not None else None
+        if call is None or callee_name(call) != rule.callee:
+            return False
+    return role_of(node) == rule.role
