@@ -264,9 +264,11 @@ def _field_of(node: tree_sitter.Node) -> str | None:
 
 
 def _is_name(node: tree_sitter.Node) -> bool:
-    """A leaf that names what is called, read or passed (``f`` in ``f(x)``, ``size`` in
-    ``obj.size``, ``key`` in ``key=value``): fixed in a rule, never a hole."""
-    return node.child_count == 0 and _field_of(node) in _NAME_FIELDS
+    """What is called (``f`` in ``f(x)``, ``obj.f`` in ``obj.f(x)``, whose receiver may still be a
+    hole), or a leaf that names what is read or passed (``size`` in ``obj.size``, ``key`` in
+    ``key=value``): fixed in a rule, never a hole."""
+    field = _field_of(node)
+    return field == "function" or (node.child_count == 0 and field in _NAME_FIELDS)
 
 
 def role_of(node: tree_sitter.Node) -> str | None:
