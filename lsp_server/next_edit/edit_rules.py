@@ -31,6 +31,7 @@ from lsp_server.next_edit.edit_pattern import (
     fixed_words,
     generalize,
     holes_of,
+    token_starts,
 )
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ MAX_EDIT_BYTES = 2_000
 MAX_NODE_BYTES = 1_500
 """The rule's node may be at most this long: widening stops short of whole blocks and functions."""
 MAX_WIDENING = 4
+MAX_WORD_LOOKUPS = 5_000
+"""Occurrences of a written name looked at to tell whether it is half-typed."""
 _CONTAINERS = frozenset(
     {"module", "program", "source_file", "block", "statement_block", "class_body", "declaration_list"}
 )
@@ -60,6 +63,7 @@ class EditRule:
     ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
+    ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
     ``examples``: edits that agree on this rule (two raise confidence)."""
 
     before: Pattern
@@ -67,6 +71,7 @@ class EditRule:
     callee: bytes | None = None
     calls: bytes | None = None
     role: str | None = None
+    reshapes: bool = False
     examples: int = 1
 
     @property
@@ -97,6 +102,7 @@ def learn(
     if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
         return None
     pair = _aligned(old_tree, new_tree, start, old_end, new_end - old_end)
+    pair_changed = pair[0] if pair is not None else None  # what the edit replaced: never a hole
     for _ in range(MAX_WIDENING + 1):
         if pair is None:
             return None
@@ -108,7 +114,7 @@ def learn(
         awaited = _await_rule(old, new)
         if awaited is not None:
             return Learned(awaited, new.start_byte, new.end_byte)
-        rule = _rule_of(old, new)
+        rule = _rule_of(old, new, pair_changed)
         if rule is not None:
             if _half_typed(rule, after, new):
                 return None
@@ -179,33 +185,48 @@ def _node_spanning(tree: tree_sitter.Tree, old: tree_sitter.Node, delta: int) ->
     return found
 
 
-def _rule_of(old: tree_sitter.Node, new: tree_sitter.Node) -> EditRule | None:
+def _rule_of(
+    old: tree_sitter.Node, new: tree_sitter.Node, changed: tree_sitter.Node | None
+) -> EditRule | None:
     """The rule ``old`` -> ``new`` makes at this node, or None when this node has nothing fixed to
-    recognise it by (its parent may)."""
+    recognise it by (its parent may). ``changed``, the smallest node the edit replaced, stays fixed
+    even where the new text keeps it (``list`` in ``isinstance(v, list)`` -> ``isinstance(v, (tuple,
+    list))``): it is what the rule is about."""
     if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES):
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
     kept = {(node.type, node.text) for node in _named_below(new) if not _is_name(node)}
     numbers: dict[bytes, int] = {}
-    pattern = _pattern(old, old, kept, numbers)
+    pattern = _pattern(old, (old, changed), kept, numbers)
     if not fixed_words(pattern):
         return None
     template = _template(new, {text: number for text, number in numbers.items()}, pattern)
     callee = _callee_around(old)
-    return EditRule(pattern, template, callee=callee, role=role_of(old))
+    return EditRule(pattern, template, callee=callee, role=role_of(old), reshapes=old.type != new.type)
 
 
 def _pattern(
     node: tree_sitter.Node,
-    root: tree_sitter.Node,
+    fixed: tuple[tree_sitter.Node, tree_sitter.Node | None],
     kept: set[tuple[str, bytes | None]],
     numbers: dict[bytes, int],
 ) -> Pattern:
-    if node != root and node.is_named and (node.type, node.text) in kept and not _is_name(node):
+    if node not in fixed and node.is_named and (node.type, node.text) in kept and not _is_name(node):
         text = node.text or b""
         return Hole(numbers.setdefault(text, len(numbers)))
-    if node.child_count == 0:
+    if node.child_count == 0 or _has_loose_text(node):
         return Leaf(node.type, node.text or b"")
-    return Branch(node.type, tuple(_pattern(child, root, kept, numbers) for child in node.children))
+    return Branch(node.type, tuple(_pattern(child, fixed, kept, numbers) for child in node.children))
+
+
+def _has_loose_text(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` holds text outside its children (a string's characters between its escape
+    sequences): the pattern then keeps its whole text, not only its children."""
+    text, at = node.text or b"", node.start_byte
+    for child in node.children:
+        if text[at - node.start_byte : child.start_byte - node.start_byte].strip():
+            return True
+        at = child.end_byte
+    return bool(text[at - node.start_byte :].strip())
 
 
 def _template(new: tree_sitter.Node, numbers: dict[bytes, int], pattern: Pattern) -> Template:
@@ -326,9 +347,13 @@ def _half_typed(rule: EditRule, after: bytes, new: tree_sitter.Node) -> bool:
     for word in {w for part in written for w in re.findall(rb"[A-Za-z_]\w*", part)} - old_words:
         if any(old.startswith(word) for old in old_words):
             continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed
-        elsewhere = after[: new.start_byte] + b"\n" + after[new.end_byte :]
-        if re.search(rb"\b" + re.escape(word) + rb"\b", elsewhere) is None and re.search(
-            rb"\b" + re.escape(word) + rb"\w", elsewhere
-        ):
+        whole = longer = False
+        for start, ends in token_starts(after, word, MAX_WORD_LOOKUPS):
+            if new.start_byte <= start < new.end_byte:
+                continue  # the edit's own text
+            whole, longer = whole or ends, longer or not ends
+            if whole:
+                break
+        if longer and not whole:
             return True
     return False

@@ -4,17 +4,17 @@ first, never the example itself, with the text each becomes.
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
 ``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule learned
-from one edit whose fixed words are all common tokens (``self``, ``0``, ``None``) or shorter than
-three characters matches too widely to be a guess worth showing: no sites (two examples may).
+from one edit whose fixed names and literals are all common tokens (``self``, ``0``, ``None``) or
+shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
+matches too widely to be a guess worth showing: no sites (two examples may).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lsp_server.next_edit.edit_pattern import Hole, is_word, match, render
+from lsp_server.next_edit.edit_pattern import Hole, match, render, telling_words, token_starts
 from lsp_server.next_edit.edit_rules import EditRule, callee_name, is_awaited, role_of
 
 if TYPE_CHECKING:
@@ -43,11 +43,14 @@ class Site:
 
 
 def too_wide(rule: EditRule) -> bool:
-    """Whether a rule from one edit has nothing telling to recognise a site by."""
+    """Whether a rule from one edit has nothing telling to recognise a site by: no name or literal
+    of three characters or more other than a common one, unless the edit turned one kind of node
+    into another (``print x`` -> ``print(x)``: the statement's keyword tells its sites)."""
     if rule.examples > 1:
         return False
-    telling = [word for word in rule.anchors() if word not in COMMON_WORDS and len(word.strip()) >= 3]
-    return not telling
+    words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
+    telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
+    return not telling and not (rule.reshapes and rule.anchors())
 
 
 def find_sites(
@@ -65,16 +68,11 @@ def find_sites(
     if not anchors:
         return []
     anchor = anchors[0]
-    pattern = (
-        re.compile(rb"(?<!\w)" + re.escape(anchor) + rb"(?!\w)")
-        if is_word(anchor[:1])
-        else re.compile(re.escape(anchor))
-    )
     found: dict[tuple[int, int], Site] = {}
-    for count, occurrence in enumerate(pattern.finditer(source)):
-        if count >= MAX_CANDIDATES:
-            break
-        site = _site_at(rule, tree, occurrence.start(), occurrence.end())
+    for start, whole in token_starts(source, anchor, MAX_CANDIDATES):
+        if not whole:
+            continue
+        site = _site_at(rule, tree, start, start + len(anchor))
         if site is not None:
             found.setdefault((site.start, site.end), site)
     ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))
