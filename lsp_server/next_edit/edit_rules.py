@@ -64,6 +64,8 @@ class EditRule:
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
+    ``deletes``: the rule deletes its node: "line" with the line it stands alone on (a decorator),
+    "inline" with the spaces before it (a trailing comment); ``after`` is then empty.
     ``examples``: edits that agree on this rule (two raise confidence)."""
 
     before: Pattern
@@ -72,12 +74,13 @@ class EditRule:
     calls: bytes | None = None
     role: str | None = None
     reshapes: bool = False
+    deletes: str | None = None
     examples: int = 1
 
     @property
     def key(self) -> tuple[object, ...]:
         """What makes two rules the same rule (for a dismissal to stop it)."""
-        return (self.before, self.after, self.callee, self.calls, self.role)
+        return (self.before, self.after, self.callee, self.calls, self.role, self.deletes)
 
     def anchors(self) -> list[bytes]:
         """Fixed words a site must contain, most telling (longest) first."""
@@ -101,6 +104,10 @@ def learn(
     start, old_end, new_end = changed_span(before, after)
     if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
         return None
+    if not after[start:new_end].strip():
+        deleted = _deletion(old_tree, before, start, old_end)
+        if deleted is not None:
+            return Learned(deleted, start, start)
     pair = _aligned(old_tree, new_tree, start, old_end, new_end - old_end)
     pair_changed = pair[0] if pair is not None else None  # what the edit replaced: never a hole
     for _ in range(MAX_WIDENING + 1):
@@ -126,24 +133,95 @@ def learn(
 
 
 def agree(first: EditRule, second: EditRule) -> EditRule | None:
-    """The rule two examples agree on (their patterns anti-unified, the same replacement and
-    context), counting both examples; None when their replacements differ beyond their holes."""
+    """The rule two examples agree on (their patterns anti-unified, their replacements the same once
+    what differs between the examples is a hole in both), counting both examples; None when their
+    replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
+    test_b():`` both given ``-> None``) becomes a hole, in the replacement too."""
     if (first.callee, first.calls, first.role) != (second.callee, second.calls, second.role):
         return None
     pairs: dict[tuple[Pattern, Pattern], int] = {}
     pattern = generalize(first.before, second.before, pairs)
-    firsts: dict[int, int] = {}
-    seconds: dict[int, int] = {}
+    holes: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    words: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})
     for (a, b), number in pairs.items():
-        if isinstance(a, Hole) and firsts.setdefault(a.number, number) != number:
-            return None
-        if isinstance(b, Hole) and seconds.setdefault(b.number, number) != number:
-            return None
-    one = tuple(part if isinstance(part, bytes) else firsts.get(part, -1) for part in first.after)
-    two = tuple(part if isinstance(part, bytes) else seconds.get(part, -1) for part in second.after)
-    if one != two or -1 in one or (not fixed_words(pattern) and first.calls is None):
+        for side, part in enumerate((a, b)):
+            if isinstance(part, Hole) and holes[side].setdefault(part.number, number) != number:
+                return None
+            if isinstance(part, Leaf) and _is_name_text(part.text):
+                words[side][part.text] = number
+    one = _renumbered(first.after, holes[0], words[0])
+    two = _renumbered(second.after, holes[1], words[1])
+    if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
         return None
     return replace(first, before=pattern, after=one, examples=first.examples + second.examples)
+
+
+def _is_name_text(text: bytes) -> bool:
+    return re.fullmatch(rb"[A-Za-z_]\w*", text) is not None
+
+
+def _renumbered(template: Template, holes: dict[int, int], words: dict[bytes, int]) -> Template | None:
+    """``template`` with its holes renumbered and each of ``words`` (whole tokens) made a hole; None
+    when a hole has no number."""
+    parts: list[bytes | int] = []
+    splitter = (
+        re.compile(rb"(?<!\w)(" + b"|".join(re.escape(w) for w in words) + rb")(?!\w)") if words else None
+    )
+    for part in template:
+        if isinstance(part, int):
+            if part not in holes:
+                return None
+            parts.append(holes[part])
+            continue
+        pieces = splitter.split(part) if splitter is not None else [part]
+        for index, piece in enumerate(pieces):
+            if index % 2:
+                parts.append(words[piece])
+            elif piece:
+                parts.append(piece)
+    return tuple(parts)
+
+
+def _deletion(old_tree: tree_sitter.Tree, before: bytes, start: int, end: int) -> EditRule | None:
+    """The rule of an edit that deleted one whole node (and only spaces around it): the same node,
+    by its text, deleted elsewhere in the same way (its line, or the spaces before it)."""
+    span = before[start:end]
+    first = start + len(span) - len(span.lstrip())
+    last = end - (len(span) - len(span.rstrip()))
+    if last <= first:
+        return None
+    node: tree_sitter.Node | None = old_tree.root_node.descendant_for_byte_range(first, last)
+    while node is not None and not (node.is_named and node.start_byte == first and node.end_byte == last):
+        if node.start_byte < first or node.end_byte > last:
+            return None
+        node = node.parent
+    if node is None or node.type in _CONTAINERS or node.has_error or last - first > MAX_NODE_BYTES:
+        return None
+    how = deletion_shape(before, first, last)
+    if how is None:
+        return None
+    return EditRule(Leaf(node.type, node.text or b""), (b"",), role=role_of(node), deletes=how)
+
+
+def deletion_shape(source: bytes, start: int, end: int) -> str | None:
+    """How bytes ``start``..``end`` stand on their line: "line" alone on it, "inline" after other
+    code with nothing but spaces after them; None otherwise."""
+    line_start = source.rfind(b"\n", 0, start) + 1
+    line_end = source.find(b"\n", end)
+    line_end = len(source) if line_end < 0 else line_end
+    if source[end:line_end].strip():
+        return None
+    return "line" if not source[line_start:start].strip() else "inline"
+
+
+def deletion_span(source: bytes, start: int, end: int, how: str) -> tuple[int, int]:
+    """What deleting the node at ``start``..``end`` removes: its whole line (with its end) or the
+    spaces before it too."""
+    if how == "line":
+        line_start = source.rfind(b"\n", 0, start) + 1
+        line_end = source.find(b"\n", end)
+        return line_start, len(source) if line_end < 0 else line_end + 1
+    return len(source[:start].rstrip(b" \t")), end
 
 
 def _aligned(

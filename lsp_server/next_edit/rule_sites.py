@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import Hole, match, render, telling_words, token_starts
-from lsp_server.next_edit.edit_rules import EditRule, callee_name, is_awaited, role_of
+from lsp_server.next_edit.edit_rules import (
+    EditRule,
+    callee_name,
+    deletion_shape,
+    deletion_span,
+    is_awaited,
+    role_of,
+)
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -72,7 +79,7 @@ def find_sites(
     for start, whole in token_starts(source, anchor, MAX_CANDIDATES):
         if not whole:
             continue
-        site = _site_at(rule, tree, start, start + len(anchor))
+        site = _site_at(rule, tree, source, start, start + len(anchor))
         if site is not None:
             found.setdefault((site.start, site.end), site)
     ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))
@@ -88,7 +95,7 @@ def find_sites(
     return chosen
 
 
-def _site_at(rule: EditRule, tree: tree_sitter.Tree, start: int, end: int) -> Site | None:
+def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, end: int) -> Site | None:
     """The smallest node around bytes ``start``..``end`` where the rule applies, as a site."""
     node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(start, end)
     root_type = rule.before.type
@@ -98,12 +105,22 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, start: int, end: int) -> Si
         if (root_type is None or node.type == root_type) and _in_context(rule, node):
             bound: dict[int, bytes] = {}
             if match(rule.before, node, bound) and not node.has_error:
+                if rule.deletes is not None:
+                    return _deletion_site(rule.deletes, source, node)
                 old = node.text or b""
                 new = render(rule.after, bound)
                 if new != old:
                     return Site(node.start_byte, node.end_byte, old, new)
         node = node.parent
     return None
+
+
+def _deletion_site(how: str, source: bytes, node: tree_sitter.Node) -> Site | None:
+    """The node deleted as the example's was, where it stands on its line the same way."""
+    if deletion_shape(source, node.start_byte, node.end_byte) != how:
+        return None
+    start, end = deletion_span(source, node.start_byte, node.end_byte, how)
+    return Site(start, end, source[start:end], b"")
 
 
 def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:

@@ -194,3 +194,33 @@ def test_two_examples_anti_unify_to_the_rule_both_agree_on() -> None:
     assert both is not None and both.before == first.rule.before and both.examples == 2
     general = agree(first.rule, other.rule)
     assert general is None  # the name is written in the replacement: no hole can carry it
+
+
+def test_a_name_two_examples_differ_in_becomes_a_hole_in_the_replacement_too() -> None:
+    source = (
+        "def test_a():\n    pass\n\n\ndef test_b():\n    return 1\n\n\n"
+        "def test_c():\n    x = 2\n\n\ndef helper(y):\n    pass\n"
+    )
+    once = source.replace("test_a():", "test_a() -> None:")
+    twice = once.replace("test_b():", "test_b() -> None:")
+    first, second = _learned("python", source, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    assert _apply("python", first.rule, once, (first.start, first.end)) == []  # one example: its own name
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("def test_c():\n    x = 2", "def test_c() -> None:\n    x = 2"),
+        ("def helper(y):\n    pass", "def helper(y) -> None:\n    pass"),  # the parameters were kept: a hole
+    ]
+
+
+def test_a_deleted_decorator_line_is_deleted_at_its_other_places() -> None:
+    before = "@skip_old\ndef a():\n    pass\n\n\nclass B:\n    @skip_old\n    def c(self):\n        pass\n"
+    after = before.replace("@skip_old\n", "", 1)
+    assert _sites("python", before, after) == [("    @skip_old\n", "")]
+
+
+def test_a_deleted_trailing_comment_is_deleted_where_it_trails_code_too() -> None:
+    before = "a = f()  # type: ignore\nb = g()  # type: ignore\n# type: ignore\nc = '# type: ignore'\n"
+    after = before.replace("a = f()  # type: ignore", "a = f()", 1)
+    assert _sites("python", before, after) == [("  # type: ignore", "")]
