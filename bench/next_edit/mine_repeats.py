@@ -1,9 +1,10 @@
 """Mines the cases of ``codedraft bench next-edit --repeats`` (edits by example) from git histories,
 once, offline afterwards: ``python -m bench.next_edit.mine_repeats --git-dir NAME=DIR ...``.
 
-The sources are three typed Python libraries that this project was not tuned on (pallets' projects
-are held out for an independent check): encode/httpx, python-attrs/attrs and Textualize/rich, each
-at a pinned head, newest commits first, merges skipped. Rules, applied to each commit's modified
+The sources are typed Python libraries that this project was not tuned on (pallets' projects are
+held out for an independent check): encode/httpx, python-attrs/attrs and Textualize/rich, each at a
+pinned head, newest commits first, merges skipped; and tiangolo/fastapi, mined once the rules of
+``lsp_server/next_edit`` were settled and replayed once (``HELD_OUT``). Rules, applied to each commit's modified
 (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8,
 with "\\n" line ends; a file's change is split into blocks (runs of changed lines, ``cases.py``):
 
@@ -37,7 +38,10 @@ REPOSITORIES = {
     "httpx": ("https://github.com/encode/httpx", "ae1b9f66238f75ced3ced5e4485408435de10768"),
     "attrs": ("https://github.com/python-attrs/attrs", "c1dc5dcba16ed827aa6dcad896b41a3afedb4e32"),
     "rich": ("https://github.com/Textualize/rich", "42899d8a0a96b121a514516f4be9db44ff7aeaf3"),
+    "fastapi": ("https://github.com/tiangolo/fastapi", "6d9dc39fcb3eb3bcd9c2a693683d68311d1618e0"),
 }
+HELD_OUT = ("fastapi",)
+"""Mined after the rules' last change and replayed once: a check no change was tuned on."""
 CASES_DIR = Path(__file__).parent
 COUNTS = {"repeat": 15, "silence": 8}
 MIN_CHARS = 300
