@@ -9,7 +9,11 @@ import asyncio
 from pathlib import Path
 
 from indexer.workspace import WorkspaceIndex
+from lsp_server.completion.syntax import MAX_PARSE_CHARS, language_spec
 from lsp_server.config import NextEditSettings
+from lsp_server.next_edit.diffs import FileEdit
+from lsp_server.next_edit.repeated_edits import RepeatedEdits
+from lsp_server.next_edit.rule_sites import MAX_SITES
 from lsp_server.next_edit.service import NOTHING, REPEATED, NextEditService
 from tests.lsp_server.next_edit.test_service import Docs, _service, _type
 
@@ -127,3 +131,30 @@ def test_the_repeats_reach_a_file_that_imports_the_function(tmp_path: Path) -> N
         ("api.py", "fetch('b')", "fetch('b', timeout=1)"),
         ("main.py", "fetch('c')", "fetch('c', timeout=1)"),
     ]
+
+
+def test_bad_input_is_bounded_work_and_quiet_rather_than_slow() -> None:
+    spec = language_spec("python")
+    assert spec is not None
+    many = "".join(f"fetch(item_{n})\n" for n in range(5_000))  # a rule matching thousands of places
+    edited = many.replace("fetch(item_2500)", "fetch(item_2500, retries=3)")
+    edits = RepeatedEdits().propose(spec, FileEdit("m.py", many, edited, 0.0))
+    assert len(edits) == MAX_SITES  # the nearest ones only
+    assert {e[3] for e in edits[:2]} == {"fetch(item_2499)", "fetch(item_2501)"}
+    huge = "x = 1\n" * (MAX_PARSE_CHARS // 6 + 1) + many
+    assert (
+        RepeatedEdits().propose(
+            spec, FileEdit("h.py", huge, huge.replace("fetch(item_7)", "fetch(item_7, 1)"), 0.0)
+        )
+        == []
+    )
+    broken = "def f(:\n" + many  # a file that does not parse where the edit is
+    assert (
+        RepeatedEdits().propose(spec, FileEdit("b.py", broken, broken.replace("def f(:", "def g(:"), 0.0))
+        == []
+    )
+    # ... but an edit in a part that parses still finds the places that parse.
+    found = RepeatedEdits().propose(
+        spec, FileEdit("b.py", broken, broken.replace("fetch(item_1)\n", "fetch(item_1, 2)\n"), 0.0)
+    )
+    assert found[0][3:] == ("fetch(item_0)", "fetch(item_0, 2)")
