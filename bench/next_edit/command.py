@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
         default=None,
         metavar="NAMES",
         help="edits by example, no model: replay the repeat cases of these repositories (comma-separated; "
-        "default all: httpx, attrs, rich); --limit and --max-chain apply",
+        "default httpx, attrs, rich; the held-out one is fastapi); --limit and --max-chain apply",
     )
     parser.add_argument(
         "--rule-speed", action="store_true", help="time rule learning and matching on a 5,000-line file"

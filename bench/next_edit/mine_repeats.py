@@ -4,9 +4,10 @@ once, offline afterwards: ``python -m bench.next_edit.mine_repeats --git-dir NAM
 The sources are typed Python libraries that this project was not tuned on (pallets' projects are
 held out for an independent check): encode/httpx, python-attrs/attrs and Textualize/rich, each at a
 pinned head, newest commits first, merges skipped; and tiangolo/fastapi, mined once the rules of
-``lsp_server/next_edit`` were settled and replayed once (``HELD_OUT``). Rules, applied to each commit's modified
-(not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8,
-with "\\n" line ends; a file's change is split into blocks (runs of changed lines, ``cases.py``):
+``lsp_server/next_edit`` were settled and replayed once (``HELD_OUT``). Rules, applied to each
+commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
+characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
+lines, ``cases.py``):
 
 * repeat: two or more blocks of at most ``MAX_BLOCK_LINES`` lines make the same change: the same
   tokens removed and added (whitespace left out, compared with ``difflib`` over ``\\w+`` runs and

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.next_edit.cases import Case, load_cases
-from bench.next_edit.mine_repeats import REPOSITORIES, cases_file
+from bench.next_edit.mine_repeats import HELD_OUT, REPOSITORIES, cases_file
 from bench.next_edit.repeat_replay import Replayed, replay_all
 from bench.next_edit.scoring import percentile
 
@@ -98,14 +98,15 @@ def print_repeat_figures(results: Sequence[Replayed]) -> None:
 
 
 def run(names: Sequence[str], limit: int | None, max_chain: int) -> list[Replayed]:
-    """Replays the committed cases of the repositories ``names`` (all when empty) and prints the
-    figures; returns the results."""
+    """Replays the committed cases of the repositories ``names`` (when empty, all but the held-out
+    ones) and prints the figures; returns the results."""
+    names = list(names) or [name for name in REPOSITORIES if name not in HELD_OUT]
     cases: list[Case] = []
-    for name in names or list(REPOSITORIES):
+    for name in names:
         found = load_cases(cases_file(name))
         for kind in ("repeat", "silence"):
             cases += [c for c in found if c.kind == kind][:limit]
-    print(f"codedraft bench next-edit --repeats: {len(cases)} cases from {', '.join(names or REPOSITORIES)}")
+    print(f"codedraft bench next-edit --repeats: {len(cases)} cases from {', '.join(names)}")
     load = os.getloadavg()[0]
     results = replay_all(cases, max_chain)
     print(f"load average (1 min): {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
