@@ -139,13 +139,6 @@ def telling_words(pattern: Pattern) -> list[bytes]:
     return [word for child in pattern.children for word in telling_words(child)]
 
 
-def size(pattern: Pattern) -> int:
-    """Nodes in ``pattern`` (a hole counts one)."""
-    if isinstance(pattern, Branch):
-        return 1 + sum(size(child) for child in pattern.children)
-    return 1
-
-
 def generalize(first: Pattern, second: Pattern, pairs: dict[tuple[Pattern, Pattern], int]) -> Pattern:
     """The most specific pattern both ``first`` and ``second`` are instances of (anti-unification):
     where they differ, a hole. ``pairs`` numbers the holes by the pair of sub-patterns each stands for

@@ -14,15 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lsp_server.next_edit.derived_rules import deletion_shape, deletion_span
 from lsp_server.next_edit.edit_pattern import Hole, match, render, telling_words, token_starts
-from lsp_server.next_edit.edit_rules import (
-    EditRule,
-    callee_name,
-    deletion_shape,
-    deletion_span,
-    is_awaited,
-    role_of,
-)
+from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.node_roles import callee_name, is_awaited, role_of
 
 if TYPE_CHECKING:
     import tree_sitter
