@@ -115,7 +115,8 @@ class NextEditSettings:
     when off)."""
     model: bool = True
     """Whether the model is asked to rewrite the region at the cursor; off: only the renames the index
-    finds are offered (they need no model call)."""
+    finds and the edits by example (the user's edit repeated where it applies) are offered (they need
+    no model call)."""
     timeout_ms: int = 5000
     """A model prediction that takes longer is abandoned (and the daemon stops decoding it)."""
     context_budget_tokens: int = 512

@@ -55,6 +55,7 @@ class Case:
     before: str
     blocks: tuple[Block, ...]
     rename: tuple[str, str] | None = None
+    change: str | None = None  # a "repeat" case's kind of transformation (``mine_repeats.py``)
 
     @property
     def after(self) -> str:
@@ -122,6 +123,7 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
             before=item["before"],
             blocks=tuple(Block(b[0], b[1], tuple(b[2])) for b in item["blocks"]),
             rename=tuple(item["rename"]) if item.get("rename") else None,  # type: ignore[arg-type]
+            change=item.get("change"),
         )
         for item in data["cases"]
     ]
@@ -133,6 +135,8 @@ def save_cases(cases: list[Case], source: dict[str, object], path: Path = CASES_
     for case in cases:
         item = asdict(case)
         item["blocks"] = [[b.start, b.end, list(b.lines)] for b in case.blocks]
+        if item["change"] is None:
+            del item["change"]  # the committed httpx cases stay as they were
         items.append(item)
     path.write_text(
         json.dumps({"source": source, "cases": items}, separators=(",", ":")) + "\n", encoding="utf-8"

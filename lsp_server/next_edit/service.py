@@ -3,11 +3,12 @@ and how a prediction is made when the editor asks for one.
 
 A request at a cursor is answered, in order, by: the edits of the last prediction still standing (a
 rename's remaining occurrences, stepped through with Tab); the same rename at the other references
-of a symbol, when the user's latest edit renamed an identifier (the index, no model call); when it
-changed a function's parameters, the model's rewrite of the region around each call site the index
-knows (a jump away from the cursor); the model's rewrite of the region at the cursor, diffed into
-edits. Every prediction passes ``checks.py`` before
-it is shown; otherwise the answer is the reason to stay quiet.
+of a symbol, when the user's latest edit renamed an identifier (the index, no model call); the same
+change wherever else it applies, when the edit makes a rule (``repeated_edits.py``, no model call
+either); when it changed a function's parameters, the model's rewrite of the region around each
+call site the index knows (a jump away from the cursor); the model's rewrite of the region at the
+cursor, diffed into edits. Every prediction passes ``checks.py`` before it is shown; otherwise the
+answer is the reason to stay quiet.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from lsp_server.next_edit.model_request import predicted_text, question_at
 from lsp_server.next_edit.pending import PendingEdit, PendingEdits, offset_of
 from lsp_server.next_edit.region import RegionEdit, region_edits
 from lsp_server.next_edit.renames import JumpTarget, call_sites_after_signature_change, propose_renames
+from lsp_server.next_edit.repeated_edits import RepeatedEdits
 
 if TYPE_CHECKING:
     from indexer.store import IndexStore
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 OFF = "next-edit suggestions are off"
 NOTHING = "no edit to predict"
 RENAMED = "the rename was offered; nothing more until the next edit"
+REPEATED = "the edit's repeats were offered; nothing more until the next edit"
 STALE = "the document changed while the model was predicting"
 NO_REPLY = "the model's reply was not a rewrite of the region"
 TOO_LONG = "the line at the cursor is too long for a next-edit region"
@@ -91,6 +94,8 @@ class NextEditService:
         self.pending = PendingEdits()
         self._derived: FileEdit | None = None  # the user edit the index was last asked about
         self._renamed: FileEdit | None = None  # the user edit whose rename was offered
+        self._repeated: FileEdit | None = None  # the user edit whose rule's repeats were offered
+        self.rules = RepeatedEdits()
         self._call_sites: list[JumpTarget] = []  # calls of a function whose parameters just changed
         self._kept_snippets: dict[str, list[Snippet]] = {}  # path -> its snippets while it is open
 
@@ -105,6 +110,10 @@ class NextEditService:
         with it, and a change that applied a pending edit is recorded as accepted."""
         before = self.history.text(path)
         applied = None if before is None else self.pending.changed(path, before, text)
+        repeated = self._repeated
+        if repeated is not None and repeated.path == path and text == repeated.before:
+            self.pending.withdraw("rule")  # the user undid the example: its repeats go with it
+            self._repeated = None
         if len(text) > MAX_TRACKED_CHARS:
             self.history.reload(path, version, "")
             return
@@ -114,6 +123,7 @@ class NextEditService:
 
     def closed(self, path: str) -> None:
         self.history.close(path)
+        self.rules.forget(path)
         self._kept_snippets.pop(path, None)
 
     # The editor's answers.
@@ -128,6 +138,9 @@ class NextEditService:
             self.pending.taken(edit_id)
 
     def rejected(self, edit_id: str) -> None:
+        edit = self.pending.find(edit_id)
+        if edit is not None and edit.source == "rule":
+            self.rules.dismissed()  # that rule is not offered again
         self.pending.dismissed(edit_id)
 
     # Predictions.
@@ -147,9 +160,15 @@ class NextEditService:
             if renames:
                 self._renamed = last
                 return Answer(self.pending.add(renames, "rename"))
+            repeats = await asyncio.to_thread(self._repeats, last)
+            if repeats:
+                self._repeated = last
+                return Answer(self.pending.add(repeats, "rule"))
             self._call_sites = await asyncio.to_thread(self._call_sites_of, last)
         if last is not None and last is self._renamed:
             return Answer([], RENAMED)  # the rename was the edit that followed; the model adds nothing
+        if last is not None and last is self._repeated:
+            return Answer([], REPEATED)  # as after a rename
         if not settings.model:
             return Answer([], NOTHING)
         while self._call_sites:  # a changed signature: the model rewrites each call site in turn
@@ -170,6 +189,12 @@ class NextEditService:
         return call_sites_after_signature_change(
             spec, edit.path, edit.before, edit.after, self.store(), self.documents.open_texts()
         )
+
+    def _repeats(self, edit: FileEdit) -> list[tuple[str, int, int, str, str]]:
+        spec = language_spec(self.documents.language(edit.path))
+        if spec is None:
+            return []
+        return self.rules.propose(spec, edit, self.store(), self.documents.open_texts())
 
     def _renames(self, edit: FileEdit) -> list[tuple[str, int, int, str, str]]:
         spec = language_spec(self.documents.language(edit.path))

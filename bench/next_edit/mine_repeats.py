@@ -1,0 +1,196 @@
+"""Mines the cases of ``codedraft bench next-edit --repeats`` (edits by example) from git histories,
+once, offline afterwards: ``python -m bench.next_edit.mine_repeats --git-dir NAME=DIR ...``.
+
+The sources are typed Python libraries that this project was not tuned on (pallets' projects are
+held out for an independent check): encode/httpx, python-attrs/attrs and Textualize/rich, each at a
+pinned head, newest commits first, merges skipped; and tiangolo/fastapi, mined once the rules of
+``lsp_server/next_edit`` were settled and replayed once (``HELD_OUT``). Rules, applied to each
+commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
+characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
+lines, ``cases.py``):
+
+* repeat: two or more blocks of at most ``MAX_BLOCK_LINES`` lines make the same change: the same
+  tokens removed and added (whitespace left out, compared with ``difflib`` over ``\\w+`` runs and
+  single other characters), and the file's change is no pure rename (``cases.rename_of``) nor is
+  that shared change one identifier replaced by another at every place. The case holds all the
+  file's blocks; its group is the largest such set of blocks (the first in the file on a tie), at
+  most ``MAX_GROUP`` (:func:`repeated_group` finds it again at replay). Its ``change`` names the kind of
+  transformation from the shared tokens: "argument added" (only insertions starting with a
+  comma), "inserted", "deleted", "word replaced" (one word token by another), or "rewritten";
+* silence: the commit modifies exactly one ``.py`` file, in one block of at most
+  ``MAX_BLOCK_LINES`` lines (after it, the right answer is no edit).
+
+Newest first until each repository has its counts; one case per commit, at most ``PER_PATH`` per
+file path. Nothing here reads codedraft's rules: the miner knows tokens and lines only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import sys
+from pathlib import Path
+
+from bench.next_edit.cases import Block, Case, blocks_between, lines_of, rename_of, save_cases
+from bench.next_edit.mine import _git, _modified_python, _show
+
+REPOSITORIES = {
+    "httpx": ("https://github.com/encode/httpx", "ae1b9f66238f75ced3ced5e4485408435de10768"),
+    "attrs": ("https://github.com/python-attrs/attrs", "c1dc5dcba16ed827aa6dcad896b41a3afedb4e32"),
+    "rich": ("https://github.com/Textualize/rich", "42899d8a0a96b121a514516f4be9db44ff7aeaf3"),
+    "fastapi": ("https://github.com/tiangolo/fastapi", "6d9dc39fcb3eb3bcd9c2a693683d68311d1618e0"),
+}
+HELD_OUT = ("fastapi",)
+"""Mined after the rules' last change and replayed once: a check no change was tuned on."""
+CASES_DIR = Path(__file__).parent
+COUNTS = {"repeat": 15, "silence": 8}
+MIN_CHARS = 300
+MAX_CHARS = 40_000
+MAX_BLOCK_LINES = 10
+MAX_GROUP = 12
+PER_PATH = 2
+MAX_COMMITS = 3_000
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_WORD = re.compile(r"\w+")
+
+
+def cases_file(name: str) -> Path:
+    """The committed data file of one repository's cases."""
+    return CASES_DIR / f"repeat_cases_{name}.json"
+
+
+def change_of(before: str, block: Block) -> tuple[tuple[str, str, str], ...]:
+    """The tokens a block removes and adds, as (tag, removed, added) per differing run."""
+    old = _TOKEN.findall("".join(lines_of(before)[block.start : block.end]))
+    new = _TOKEN.findall("".join(block.lines))
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return tuple(
+        (tag, " ".join(old[i1:i2]), " ".join(new[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    )
+
+
+def kind_of(change: tuple[tuple[str, str, str], ...]) -> str:
+    """The kind of transformation a shared change is (see the module's docstring)."""
+    tags = {tag for tag, _, _ in change}
+    if tags == {"insert"}:
+        return "argument added" if all(added.startswith(",") for _, _, added in change) else "inserted"
+    if tags == {"delete"}:
+        return "deleted"
+    if len(change) == 1 and tags == {"replace"}:
+        _, removed, added = change[0]
+        if _WORD.fullmatch(removed) and _WORD.fullmatch(added):
+            return "word replaced"
+    return "rewritten"
+
+
+def _is_identifier_swap(change: tuple[tuple[str, str, str], ...]) -> bool:
+    return (
+        all(
+            tag == "replace"
+            and re.fullmatch(r"[A-Za-z_]\w*", removed)
+            and re.fullmatch(r"[A-Za-z_]\w*", added)
+            for tag, removed, added in change
+        )
+        and len({(removed, added) for _, removed, added in change}) == 1
+    )
+
+
+def repeated_group(before: str, after: str) -> tuple[tuple[Block, ...], str] | None:
+    """The blocks that make the same change (the largest group), and its kind; None when no change
+    recurs under the rules."""
+    if not MIN_CHARS <= max(len(before), len(after)) <= MAX_CHARS or rename_of(before, after) is not None:
+        return None
+    groups: dict[tuple[tuple[str, str, str], ...], list[Block]] = {}
+    for block in blocks_between(before, after):
+        if max(block.end - block.start, len(block.lines)) > MAX_BLOCK_LINES:
+            continue
+        change = change_of(before, block)
+        if change and not _is_identifier_swap(change):
+            groups.setdefault(change, []).append(block)
+    best = max(groups.items(), key=lambda item: len(item[1]), default=None)
+    if best is None or len(best[1]) < 2:
+        return None
+    return tuple(best[1][:MAX_GROUP]), kind_of(best[0])
+
+
+def mine(name: str, git_dir: Path, head: str, counts: dict[str, int] = COUNTS) -> list[Case]:
+    """One repository's cases, newest first, per the module's rules."""
+    found: dict[str, list[Case]] = {kind: [] for kind in counts}
+    log = _git(git_dir, "log", "--no-merges", f"--max-count={MAX_COMMITS}", "--format=%H%x09%s", head)
+    for entry in log.splitlines():
+        if all(len(found[kind]) >= counts[kind] for kind in counts):
+            break
+        commit, subject = entry.split("\t", 1)
+        if not _git(git_dir, "rev-list", "--parents", "-n", "1", commit).split()[1:]:
+            continue
+        modified, other = _modified_python(git_dir, commit)
+        for path in modified:
+            if sum(case.path == path for cases in found.values() for case in cases) >= PER_PATH:
+                continue
+            before, after = _show(git_dir, f"{commit}^", path), _show(git_dir, commit, path)
+            if before is None or after is None:
+                continue
+            case = _case(name, commit, subject, path, before, after, len(modified) == 1 and not other)
+            if case is not None and len(found[case.kind]) < counts[case.kind]:
+                found[case.kind].append(case)
+                break
+    return [case for kind in counts for case in found[kind]]
+
+
+def _case(
+    name: str, commit: str, subject: str, path: str, before: str, after: str, only_file: bool
+) -> Case | None:
+    group = repeated_group(before, after)
+    if group is not None:
+        change = group[1]
+        blocks = blocks_between(before, after)
+        return Case(
+            f"{name}-repeat-{commit[:10]}", commit, subject, path, "repeat", before, blocks, change=change
+        )
+    blocks = blocks_between(before, after)
+    if only_file and MIN_CHARS <= len(before) <= MAX_CHARS and len(blocks) == 1:
+        block = blocks[0]
+        if max(block.end - block.start, len(block.lines)) <= MAX_BLOCK_LINES:
+            return Case(f"{name}-silence-{commit[:10]}", commit, subject, path, "silence", before, blocks)
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """Mines each repository given (``NAME=DIR``, NAME one of ``REPOSITORIES``) into its data file."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.next_edit.mine_repeats", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--git-dir", action="append", required=True, help="NAME=DIR, a clone (bare is fine)")
+    args = parser.parse_args(argv)
+    for item in args.git_dir:
+        name, _, directory = item.partition("=")
+        if name not in REPOSITORIES:
+            parser.error(f"unknown repository {name!r} (one of {', '.join(REPOSITORIES)})")
+        repository, head = REPOSITORIES[name]
+        cases = mine(name, Path(directory), head)
+        source: dict[str, object] = {
+            "repository": repository,
+            "head": head,
+            "rules": {
+                "counts": COUNTS,
+                "min_chars": MIN_CHARS,
+                "max_chars": MAX_CHARS,
+                "max_block_lines": MAX_BLOCK_LINES,
+                "max_group": MAX_GROUP,
+                "per_path": PER_PATH,
+            },
+            "command": "python -m bench.next_edit.mine_repeats --git-dir NAME=DIR",
+        }
+        out = cases_file(name)
+        save_cases(cases, source, out)
+        tally = {kind: sum(case.kind == kind for case in cases) for kind in COUNTS}
+        print(f"{name}: {len(cases)} cases ({tally}) -> {out} ({out.stat().st_size // 1024} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

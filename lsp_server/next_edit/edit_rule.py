@@ -1,0 +1,50 @@
+"""A rewrite rule learned from the user's edits (``edit_rules.py``), and where its example lies: the
+one type the learning, the matching (``rule_sites.py``) and the service share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lsp_server.next_edit.edit_pattern import Pattern, Template, fixed_words
+
+
+@dataclass(frozen=True)
+class EditRule:
+    """Replace a node matching ``before`` by ``after`` rendered with its holes.
+
+    ``callee``: the sites must lie in the arguments of a call of that name, as the example did.
+    ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
+    ``role``: the example node's field in its parent, when it was the called function or the receiver
+    (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
+    ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
+    ``deletes``: the rule deletes its node: "line" with the line it stands alone on (a decorator),
+    "inline" with the spaces before it (a trailing comment); ``after`` is then empty.
+    ``examples``: edits that agree on this rule (two raise confidence)."""
+
+    before: Pattern
+    after: Template
+    callee: bytes | None = None
+    calls: bytes | None = None
+    role: str | None = None
+    reshapes: bool = False
+    deletes: str | None = None
+    examples: int = 1
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """What makes two rules the same rule (for a dismissal to stop it)."""
+        return (self.before, self.after, self.callee, self.calls, self.role, self.deletes)
+
+    def anchors(self) -> list[bytes]:
+        """Fixed words a site must contain, most telling (longest) first."""
+        words = fixed_words(self.before) + ([self.calls] if self.calls else [])
+        return sorted(set(words), key=len, reverse=True)
+
+
+@dataclass(frozen=True)
+class Learned:
+    """A rule and where its example now lies in the edited text (bytes ``start``..``end``)."""
+
+    rule: EditRule
+    start: int
+    end: int

@@ -1,0 +1,282 @@
+"""Rewrite rules learned from one edit, or from two that agree: what the user's edit replaced, as a
+syntax pattern with holes (``edit_pattern.py``), and what it became.
+
+From an edit as the history holds it (a file before and after a burst of typing), the rule's node is
+the smallest node of the old tree that holds the change and has a counterpart in the new tree (the
+same start, the same end moved by the edit's length), widened to its parent while it has nothing
+fixed to recognise it by (an argument list, a lone identifier). Its sub-trees that the new text
+keeps, other than names (a callee, an attribute, a keyword), become holes: ``fetch(url)`` ->
+``fetch(url, timeout=timeout)`` gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat
+in a call's arguments remembers the call's name, so a keyword renamed for one function is not renamed
+for another. Deleting a whole node, or making a function ``async``, makes the rules of
+``derived_rules.py``.
+
+No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
+writes a name found nowhere else in the file but as the start of a longer one (a half-typed
+identifier), or that spans more than ``MAX_EDIT_BYTES``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from lsp_server.next_edit.derived_rules import CONTAINERS, MAX_NODE_BYTES, await_rule, deletion_rule
+from lsp_server.next_edit.diffs import changed_span
+from lsp_server.next_edit.edit_pattern import (
+    Branch,
+    Hole,
+    Leaf,
+    Pattern,
+    Template,
+    fixed_words,
+    generalize,
+    holes_of,
+    token_starts,
+)
+from lsp_server.next_edit.edit_rule import EditRule, Learned
+from lsp_server.next_edit.node_roles import callee_around, is_name, role_of
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+MAX_EDIT_BYTES = 2_000
+"""An edit longer than this (either side) is no example of a repeated change: no rule."""
+MAX_WIDENING = 4
+MAX_WORD_LOOKUPS = 5_000
+"""Occurrences of a written name looked at to tell whether it is half-typed."""
+_LIST_SUFFIXES = ("_list", "arguments", "parameters", "_body", "block")
+
+
+def learn(
+    old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, before: bytes, after: bytes
+) -> Learned | None:
+    """The rule the edit ``before`` -> ``after`` makes (see the module's docstring), or None."""
+    start, old_end, new_end = changed_span(before, after)
+    if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
+        return None
+    if not after[start:new_end].strip():
+        deleted = deletion_rule(old_tree, before, start, old_end)
+        if deleted is not None:
+            return Learned(deleted, start, start)
+    pair = _aligned(old_tree, new_tree, start, old_end, new_end - old_end)
+    pair_changed = pair[0] if pair is not None else None  # what the edit replaced: never a hole
+    for _ in range(MAX_WIDENING + 1):
+        if pair is None:
+            return None
+        old, new = pair
+        if old.type in CONTAINERS or old.end_byte - old.start_byte > MAX_NODE_BYTES:
+            return None
+        if old.has_error or new.has_error or old.type == "ERROR":
+            return None  # mid-typing, or the change is inside broken code
+        awaited = await_rule(old, new)
+        if awaited is not None:
+            return Learned(awaited, new.start_byte, new.end_byte)
+        rule = _rule_of(old, new, pair_changed)
+        if rule is not None:
+            if _half_typed(rule, after, new):
+                return None
+            return Learned(rule, new.start_byte, new.end_byte)
+        parent = old.parent
+        counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
+        pair = None if parent is None or counterpart is None else (parent, counterpart)
+    return None
+
+
+def agree(first: EditRule, second: EditRule) -> EditRule | None:
+    """The rule two examples agree on (their patterns anti-unified, their replacements the same once
+    what differs between the examples is a hole in both), counting both examples; None when their
+    replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
+    test_b():`` both given ``-> None``) becomes a hole, in the replacement too."""
+    if (first.callee, first.calls, first.role) != (second.callee, second.calls, second.role):
+        return None
+    pairs: dict[tuple[Pattern, Pattern], int] = {}
+    pattern = generalize(first.before, second.before, pairs)
+    holes: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    words: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})
+    for (a, b), number in pairs.items():
+        for side, part in enumerate((a, b)):
+            if isinstance(part, Hole) and holes[side].setdefault(part.number, number) != number:
+                return None
+            if isinstance(part, Leaf) and _is_name_text(part.text):
+                words[side][part.text] = number
+    one = _renumbered(first.after, holes[0], words[0])
+    two = _renumbered(second.after, holes[1], words[1])
+    if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
+        return None
+    return replace(first, before=pattern, after=one, examples=first.examples + second.examples)
+
+
+def _is_name_text(text: bytes) -> bool:
+    return re.fullmatch(rb"[A-Za-z_]\w*", text) is not None
+
+
+def _renumbered(template: Template, holes: dict[int, int], words: dict[bytes, int]) -> Template | None:
+    """``template`` with its holes renumbered and each of ``words`` (whole tokens) made a hole; None
+    when a hole has no number."""
+    parts: list[bytes | int] = []
+    splitter = (
+        re.compile(rb"(?<!\w)(" + b"|".join(re.escape(w) for w in words) + rb")(?!\w)") if words else None
+    )
+    for part in template:
+        if isinstance(part, int):
+            if part not in holes:
+                return None
+            parts.append(holes[part])
+            continue
+        pieces = splitter.split(part) if splitter is not None else [part]
+        for index, piece in enumerate(pieces):
+            if index % 2:
+                parts.append(words[piece])
+            elif piece:
+                parts.append(piece)
+    return tuple(parts)
+
+
+def _aligned(
+    old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, start: int, old_end: int, delta: int
+) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
+    """The smallest old node holding ``start``..``old_end`` whose range, moved by the edit's
+    ``delta`` at its end, is a node's range in the new tree; with that node."""
+    starts = [old_tree.root_node.descendant_for_byte_range(start, old_end)]
+    if start == old_end and start > 0:  # an insertion: also the node it appends to
+        starts.append(old_tree.root_node.descendant_for_byte_range(start - 1, start))
+    found: tuple[tree_sitter.Node, tree_sitter.Node] | None = None
+    for old in starts:
+        while old is not None:
+            if old.start_byte <= start and old.end_byte >= old_end and old.is_named:
+                new = _node_spanning(new_tree, old, delta)
+                if new is not None:
+                    if (
+                        found is None
+                        or old.end_byte - old.start_byte < found[0].end_byte - found[0].start_byte
+                    ):
+                        found = (old, new)
+                    break
+            old = old.parent
+    return found
+
+
+def _node_spanning(tree: tree_sitter.Tree, old: tree_sitter.Node, delta: int) -> tree_sitter.Node | None:
+    """The new tree's counterpart of ``old``: a named node whose range is ``old``'s with its end
+    moved by ``delta``, of ``old``'s type when one is, else the smallest."""
+    start, end = old.start_byte, old.end_byte + delta
+    node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(start, end)
+    found = None
+    while node is not None and node.start_byte == start and node.end_byte == end:
+        if node.is_named and (found is None or node.type == old.type):
+            found = node
+            if node.type == old.type:
+                break
+        node = node.parent
+    return found
+
+
+def _rule_of(
+    old: tree_sitter.Node, new: tree_sitter.Node, changed: tree_sitter.Node | None
+) -> EditRule | None:
+    """The rule ``old`` -> ``new`` makes at this node, or None when this node has nothing fixed to
+    recognise it by (its parent may). ``changed``, the smallest node the edit replaced, stays fixed
+    even where the new text keeps it (``list`` in ``isinstance(v, list)`` -> ``isinstance(v, (tuple,
+    list))``): it is what the rule is about."""
+    if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES):
+        return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
+    kept = {(node.type, node.text) for node in _named_below(new) if not is_name(node)}
+    numbers: dict[bytes, int] = {}
+    pattern = _pattern(old, (old, changed), kept, numbers)
+    if not fixed_words(pattern):
+        return None
+    template = _template(new, {text: number for text, number in numbers.items()}, pattern)
+    callee = callee_around(old)
+    return EditRule(pattern, template, callee=callee, role=role_of(old), reshapes=old.type != new.type)
+
+
+def _pattern(
+    node: tree_sitter.Node,
+    fixed: tuple[tree_sitter.Node, tree_sitter.Node | None],
+    kept: set[tuple[str, bytes | None]],
+    numbers: dict[bytes, int],
+) -> Pattern:
+    if node not in fixed and node.is_named and (node.type, node.text) in kept and not is_name(node):
+        text = node.text or b""
+        return Hole(numbers.setdefault(text, len(numbers)))
+    if node.child_count == 0 or _has_loose_text(node):
+        return Leaf(node.type, node.text or b"")
+    return Branch(node.type, tuple(_pattern(child, fixed, kept, numbers) for child in node.children))
+
+
+def _has_loose_text(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` holds text outside its children (a string's characters between its escape
+    sequences): the pattern then keeps its whole text, not only its children."""
+    text, at = node.text or b"", node.start_byte
+    for child in node.children:
+        if text[at - node.start_byte : child.start_byte - node.start_byte].strip():
+            return True
+        at = child.end_byte
+    return bool(text[at - node.start_byte :].strip())
+
+
+def _template(new: tree_sitter.Node, numbers: dict[bytes, int], pattern: Pattern) -> Template:
+    """``new``'s text with the holes' texts (each as often as the pattern holds it) as hole numbers."""
+    uses = {number: _count(pattern, number) for number in holes_of(pattern)}
+    spans: list[tuple[int, int, int]] = []
+    stack = list(reversed(new.children))
+    while stack:
+        node = stack.pop()
+        number = numbers.get(node.text or b"") if node.is_named and not is_name(node) else None
+        if number is not None and uses.get(number, 0) > 0:
+            uses[number] -= 1
+            spans.append((node.start_byte, node.end_byte, number))
+            continue
+        stack.extend(reversed(node.children))
+    parts: list[bytes | int] = []
+    text = new.text or b""
+    at = new.start_byte
+    for start, end, number in spans:
+        if start > at:
+            parts.append(text[at - new.start_byte : start - new.start_byte])
+        parts.append(number)
+        at = end
+    if at < new.end_byte:
+        parts.append(text[at - new.start_byte :])
+    return tuple(parts)
+
+
+def _count(pattern: Pattern, number: int) -> int:
+    if isinstance(pattern, Hole):
+        return int(pattern.number == number)
+    if isinstance(pattern, Leaf):
+        return 0
+    return sum(_count(child, number) for child in pattern.children)
+
+
+def _named_below(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    found = []
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        if child.is_named:
+            found.append(child)
+        stack.extend(child.children)
+    return found
+
+
+def _half_typed(rule: EditRule, after: bytes, new: tree_sitter.Node) -> bool:
+    """Whether a name the edit wrote is found nowhere else in the file but as the start of a longer
+    one: the user is still typing it."""
+    old_words = set(fixed_words(rule.before))
+    written = {part for part in rule.after if isinstance(part, bytes)}
+    for word in {w for part in written for w in re.findall(rb"[A-Za-z_]\w*", part)} - old_words:
+        if any(old.startswith(word) for old in old_words):
+            continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed
+        whole = longer = False
+        for start, ends in token_starts(after, word, MAX_WORD_LOOKUPS):
+            if new.start_byte <= start < new.end_byte:
+                continue  # the edit's own text
+            whole, longer = whole or ends, longer or not ends
+            if whole:
+                break
+        if longer and not whole:
+            return True
+    return False

@@ -1,0 +1,68 @@
+"""What a syntax node's place says about it, across tree-sitter grammars by their field names: a
+name the rule keeps fixed (what is called, a member, a keyword), the receiver of a member access, the
+call whose arguments hold it, whether a call is awaited."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+ARGUMENT_LISTS = frozenset({"argument_list", "arguments"})
+CALLS = frozenset({"call", "call_expression"})
+_AWAITED = frozenset({"await", "await_expression"})
+# Fields whose leaf is a name the rule keeps fixed (the callee, a member, a keyword), not a hole.
+_NAME_FIELDS = frozenset({"function", "attribute", "property", "field", "name", "type"})
+
+
+def field_of(node: tree_sitter.Node) -> str | None:
+    """The field name node holds in its parent, if any."""
+    parent = node.parent
+    if parent is None:
+        return None
+    for index, child in enumerate(parent.children):
+        if child == node:
+            return parent.field_name_for_child(index)
+    return None
+
+
+def is_name(node: tree_sitter.Node) -> bool:
+    """What is called (``f`` in ``f(x)``, ``obj.f`` in ``obj.f(x)``, whose receiver may still be a
+    hole), or a leaf that names what is read or passed (``size`` in ``obj.size``, ``key`` in
+    ``key=value``): fixed in a rule, never a hole."""
+    field = field_of(node)
+    return field == "function" or (node.child_count == 0 and field in _NAME_FIELDS)
+
+
+def role_of(node: tree_sitter.Node) -> str | None:
+    """Where the node's place makes another shape of it: "function" for the called function,
+    "receiver" for the object of a member access (``obj`` in ``obj.size``); else None."""
+    field = field_of(node)
+    if field == "function":
+        return field
+    parent_type = node.parent.type if node.parent is not None else ""
+    receiver = field in ("object", "operand") or (field == "value" and parent_type == "field_expression")
+    return "receiver" if receiver else None
+
+
+def callee_name(call: tree_sitter.Node) -> bytes | None:
+    """The last name of a call's function (``fetch`` for ``client.fetch(...)``)."""
+    function = call.child_by_field_name("function")
+    while function is not None and function.child_count > 0:
+        named = [child for child in function.children if child.is_named]
+        function = named[-1] if named else None
+    return function.text if function is not None else None
+
+
+def callee_around(node: tree_sitter.Node) -> bytes | None:
+    """The name of the call in whose arguments ``node`` lies directly, if it does."""
+    parent = node.parent
+    if parent is None or parent.type not in ARGUMENT_LISTS or parent.parent is None:
+        return None
+    return callee_name(parent.parent) if parent.parent.type in CALLS else None
+
+
+def is_awaited(node: tree_sitter.Node) -> bool:
+    """A call already awaited (``await f()``, Rust's ``f().await``)."""
+    return node.parent is not None and node.parent.type in _AWAITED

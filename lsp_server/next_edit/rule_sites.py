@@ -1,0 +1,130 @@
+"""Where a learned rule applies in one syntax tree: the nodes of the rule's shape, nearest the example
+first, never the example itself, with the text each becomes.
+
+Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
+byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
+``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule learned
+from one edit whose fixed names and literals are all common tokens (``self``, ``0``, ``None``) or
+shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
+matches too widely to be a guess worth showing: no sites (two examples may).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lsp_server.next_edit.derived_rules import deletion_shape, deletion_span
+from lsp_server.next_edit.edit_pattern import Hole, match, render, telling_words, token_starts
+from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.node_roles import callee_name, is_awaited, role_of
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+MAX_CANDIDATES = 5_000
+"""Occurrences of the anchor word looked at per file: a rule matching thousands of places stops here."""
+MAX_CLIMB = 8
+"""Ancestors of an occurrence tried as the rule's node (a pattern deeper than that is not matched)."""
+MAX_SITES = 50
+"""Sites returned per file, the nearest to the example."""
+COMMON_WORDS = frozenset(
+    b"self cls this 0 1 2 None True False null nil true false undefined i j k x n err ok".split()
+)
+"""Tokens too common to recognise a change by, alone."""
+
+
+@dataclass(frozen=True)
+class Site:
+    """Bytes ``start``..``end`` of the source hold ``old`` and become ``new``."""
+
+    start: int
+    end: int
+    old: bytes
+    new: bytes
+
+
+def too_wide(rule: EditRule) -> bool:
+    """Whether a rule from one edit has nothing telling to recognise a site by: no name or literal
+    of three characters or more other than a common one, unless the edit turned one kind of node
+    into another (``print x`` -> ``print(x)``: the statement's keyword tells its sites)."""
+    if rule.examples > 1:
+        return False
+    words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
+    telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
+    return not telling and not (rule.reshapes and rule.anchors())
+
+
+def find_sites(
+    rule: EditRule,
+    tree: tree_sitter.Tree,
+    source: bytes,
+    near: int = 0,
+    exclude: tuple[int, int] | None = None,
+) -> list[Site]:
+    """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
+    first; none overlapping ``exclude`` (the example) or each other."""
+    if too_wide(rule):
+        return []
+    anchors = rule.anchors()
+    if not anchors:
+        return []
+    anchor = anchors[0]
+    found: dict[tuple[int, int], Site] = {}
+    for start, whole in token_starts(source, anchor, MAX_CANDIDATES):
+        if not whole:
+            continue
+        site = _site_at(rule, tree, source, start, start + len(anchor))
+        if site is not None:
+            found.setdefault((site.start, site.end), site)
+    ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))
+    chosen: list[Site] = []
+    for site in ordered:
+        if exclude is not None and site.start < exclude[1] and site.end > exclude[0]:
+            continue
+        if any(site.start < other.end and site.end > other.start for other in chosen):
+            continue
+        chosen.append(site)
+        if len(chosen) == MAX_SITES:
+            break
+    return chosen
+
+
+def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, end: int) -> Site | None:
+    """The smallest node around bytes ``start``..``end`` where the rule applies, as a site."""
+    node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(start, end)
+    root_type = rule.before.type
+    for _ in range(MAX_CLIMB):
+        if node is None:
+            return None
+        if (root_type is None or node.type == root_type) and _in_context(rule, node):
+            bound: dict[int, bytes] = {}
+            if match(rule.before, node, bound) and not node.has_error:
+                if rule.deletes is not None:
+                    return _deletion_site(rule.deletes, source, node)
+                old = node.text or b""
+                new = render(rule.after, bound)
+                if new != old:
+                    return Site(node.start_byte, node.end_byte, old, new)
+        node = node.parent
+    return None
+
+
+def _deletion_site(how: str, source: bytes, node: tree_sitter.Node) -> Site | None:
+    """The node deleted as the example's was, where it stands on its line the same way."""
+    if deletion_shape(source, node.start_byte, node.end_byte) != how:
+        return None
+    start, end = deletion_span(source, node.start_byte, node.end_byte, how)
+    return Site(start, end, source[start:end], b"")
+
+
+def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
+    """Whether ``node`` sits where the example did (the call around it, its role in its parent)."""
+    if rule.calls is not None:
+        return isinstance(rule.before, Hole) and callee_name(node) == rule.calls and not is_awaited(node)
+    if rule.callee is not None:
+        arguments = node.parent
+        call = arguments.parent if arguments is not None else None
+        if call is None or callee_name(call) != rule.callee:
+            return False
+    return role_of(node) == rule.role
