@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from inference.backends.local_engine import EngineBackend
 from inference.backends.local_model import ServeSettings, load_served_model
 from inference.backends.remote_model import RemoteSettings, load_remote_model
+from inference.backends.served_model import ServedModel
 from inference.client import InferenceClient
 from inference.config import EngineConfig
 from inference.http.face import HttpFace
 from inference.server.address import DaemonAddress
 from inference.server.grpc_server import GrpcServer
+from tests.fixtures.held_model import HeldModel, hold_engine
 from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon
 
 
@@ -19,8 +22,12 @@ from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon
 class FacedDaemon(RunningDaemon):
     face: HttpFace
     base_url: str
+    held: HeldModel | None = None
+    """The engine's model, to arm before a request the test stops (``start_faced_daemon(held=True)``)."""
 
     async def close(self) -> None:
+        if self.held is not None:
+            self.held.stopped.set()  # a test that failed while the engine held a pass ends without the wait
         await self.client.close()
         await self.daemon.stop()
         await self.face.stop()
@@ -34,8 +41,10 @@ async def start_faced_daemon(
     engine_config: EngineConfig | None = None,
     max_new_tokens: int = 256,
     name: str = "d",
+    held: bool = False,
 ) -> FacedDaemon:
-    """A real daemon on a unix socket serving the model, with the HTTP face on 127.0.0.1 (any port)."""
+    """A real daemon on a unix socket serving the model, with the HTTP face on 127.0.0.1 (any port);
+    with ``held`` its engine runs a `HeldModel`, which only a stop lets past a point the test sets."""
     address = DaemonAddress(unix_path=socket_dir / f"{name}.sock")
     daemon = GrpcServer(address, token=token, max_request_bytes=1024 * 1024)
     await daemon.start()
@@ -43,9 +52,19 @@ async def start_faced_daemon(
     bound = await face.start()
     settings = ServeSettings(model_dir, None, "cpu", max_new_tokens=max_new_tokens)
     config = engine_config or EngineConfig(num_kv_blocks=SMALL_POOL_BLOCKS)
-    await daemon.serve_model(lambda: load_served_model(settings, config))
+    models: list[HeldModel] = []
+
+    def load() -> ServedModel:
+        served = load_served_model(settings, config)
+        if held:
+            assert isinstance(served.backend, EngineBackend)
+            models.append(hold_engine(served.backend.engine))
+        return served
+
+    await daemon.serve_model(load)
     client = InferenceClient(address, token=token)
-    return FacedDaemon(daemon, client, address, face, f"http://127.0.0.1:{bound.port}/v1")
+    url = f"http://127.0.0.1:{bound.port}/v1"
+    return FacedDaemon(daemon, client, address, face, url, models[0] if models else None)
 
 
 async def start_remote_daemon(
