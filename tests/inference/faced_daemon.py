@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inference.backends.local_engine import EngineBackend
@@ -15,21 +15,16 @@ from inference.http.face import HttpFace
 from inference.server.address import DaemonAddress
 from inference.server.grpc_server import GrpcServer
 from tests.fixtures.held_model import HeldModel, hold_engine
-from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon
+from tests.inference.server.helpers import SMALL_POOL_BLOCKS, RunningDaemon, close_daemon
 
 
 @dataclass
 class FacedDaemon(RunningDaemon):
-    face: HttpFace
-    base_url: str
-    held: HeldModel | None = None
-    """The engine's model, to arm before a request the test stops (``start_faced_daemon(held=True)``)."""
+    face: HttpFace = field(kw_only=True)
+    base_url: str = field(kw_only=True)
 
     async def close(self) -> None:
-        if self.held is not None:
-            self.held.stopped.set()  # a test that failed while the engine held a pass ends without the wait
-        await self.client.close()
-        await self.daemon.stop()
+        await close_daemon(self)
         await self.face.stop()
 
 
@@ -64,7 +59,7 @@ async def start_faced_daemon(
     await daemon.serve_model(load)
     client = InferenceClient(address, token=token)
     url = f"http://127.0.0.1:{bound.port}/v1"
-    return FacedDaemon(daemon, client, address, face, url, models[0] if models else None)
+    return FacedDaemon(daemon, client, address, models[0] if models else None, face=face, base_url=url)
 
 
 async def start_remote_daemon(

@@ -28,7 +28,7 @@ from inference.tokenizer import Tokenizer
 from tests.fixtures.scripted_model import make_scripted_checkpoint
 from tests.fixtures.tiny_gguf import write_gguf
 from tests.inference.faced_daemon import FacedDaemon, start_faced_daemon, start_remote_daemon
-from tests.inference.server.helpers import RunningDaemon, wait_idle
+from tests.inference.server.helpers import RunningDaemon, close_daemon, run_past_a_deadline, wait_idle
 
 COMPLETION = pb.CompleteRequest(
     prefix="def area(width, height):\n    ",
@@ -46,8 +46,7 @@ def _settings(engine: FacedDaemon, tokenizer: Path, **changes: object) -> Remote
 
 
 async def _close(front: RunningDaemon) -> None:
-    await front.client.close()
-    await front.daemon.stop()
+    await close_daemon(front)
 
 
 @pytest.mark.parametrize("prompt_format", ["text", "tokens"])
@@ -154,26 +153,6 @@ async def _first_text(call: object) -> None:
 # the endless model's text after "a" starts at its 129th token, so the stream has text by then, and the
 # request cannot end by itself (5000 tokens) after them.
 FREE_PASSES = 200
-# A deadline only proves something once the request has reached the engine; on a machine so busy that
-# it had not, the next, longer one is tried.
-DEADLINES_S = (1.5, 3.0, 6.0)
-
-
-async def _run_past_a_deadline(
-    front: RunningDaemon, engine: FacedDaemon, request: pb.CompleteRequest
-) -> None:
-    """Runs ``request`` with a deadline while the engine holds it (it cannot end by itself): only the
-    deadline ends the call, with DEADLINE_EXCEEDED."""
-    assert engine.held is not None
-    for deadline in DEADLINES_S:
-        engine.held.arm(FREE_PASSES)
-        with pytest.raises(DaemonError) as raised:
-            await InferenceClient.collect(front.client.complete(request, timeout=deadline))
-        assert raised.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
-        if engine.held.holding.is_set():
-            return
-        await wait_idle(engine)
-    raise AssertionError(f"the request never reached the engine within {DEADLINES_S[-1]} s")
 
 
 @pytest.mark.parametrize("how", ["cancel", "newer-request", "deadline", "client-gone"])
@@ -182,7 +161,6 @@ async def test_stopping_a_request_closes_the_engine_stream(
 ) -> None:
     # The engine's model is held after a few tokens until the engine is asked to stop the request, so
     # the request is running when the stop comes, on a fast machine as on a busy one.
-    assert endless_faced.held is not None
     settings = _settings(endless_faced, endless_model_dir, model="endless", max_new_tokens=6000)
     front = await start_remote_daemon(settings, short_dir)
     long = pb.CompleteRequest(
@@ -190,9 +168,13 @@ async def test_stopping_a_request_closes_the_engine_stream(
     )
     try:
         if how == "deadline":
-            await _run_past_a_deadline(front, endless_faced, long)
+
+            async def call(deadline: float) -> object:
+                return await InferenceClient.collect(front.client.complete(long, timeout=deadline))
+
+            await run_past_a_deadline(front, FREE_PASSES, call, endless_faced)
         else:
-            endless_faced.held.arm(FREE_PASSES)
+            endless_faced.arm(FREE_PASSES)
             stream = front.client.complete(long)
             await _first_text(stream)
             assert (await endless_faced.client.stats()).requests_active == 1
