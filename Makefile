@@ -74,7 +74,7 @@ pytest: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 ext-test:
-	cd vscode-extension && npm ci --no-audit --no-fund && npm run compile && npm run lint && npm test
+	cd vscode-extension && npm ci --no-audit --no-fund && npm run lint && npm test
 
 # llama.cpp's server (llama-cpp-python compiles it) behind `codedraft daemon --backend`; then a real VS
 # Code (code-server) with the packaged extension, against `codedraft lsp` and the daemon on the default

@@ -54,7 +54,8 @@ def _last_completion(client: BenchClient) -> Any:
 
 async def _suggestion(client: BenchClient, uri: str, line: int, character: int) -> tuple[float, Any]:
     """The round trip (ms) of an inline completion, and the ``lastCompletion`` status it produced (None
-    when it produced none: suppressed, served from the suggestion cache, or failed)."""
+    when it produced none: suppressed, served from the suggestion cache, or failed; or one without the
+    daemon's figures)."""
     known = _last_completion(client)
     round_trip = await timed_inline_completion(
         client, uri, line, character, types.InlineCompletionTriggerKind.Automatic
@@ -63,7 +64,8 @@ async def _suggestion(client: BenchClient, uri: str, line: int, character: int) 
     deadline = time.perf_counter() + 2.0
     while (last := _last_completion(client)) == known and time.perf_counter() < deadline:
         await asyncio.sleep(0.02)
-    return round_trip, None if last == known else last
+    # a suggestion whose figures never came (null, see lsp_server/status.py) has nothing to measure
+    return round_trip, None if last == known or getattr(last, "promptTokens", None) is None else last
 
 
 async def _until_idle(daemon: InferenceClient) -> None:
@@ -99,7 +101,7 @@ async def run_trial(
     paused_ms = (time.perf_counter() - moved) * 1000
     round_trip, first = await _suggestion(client, uri, line, character)
     if first is None:
-        print(f"  {path.name}: no suggestion from the daemon (suppressed or failed)", file=sys.stderr)
+        print(f"  {path.name}: no suggestion with figures (suppressed or failed)", file=sys.stderr)
         return None
     position = types.Position(line=line, character=character)
     client.text_document_did_change(

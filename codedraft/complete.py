@@ -23,6 +23,7 @@ from indexer.languages import language_for_path
 
 if TYPE_CHECKING:
     from indexer.workspace import WorkspaceIndex
+    from inference.api.codedraft.v1 import inference_pb2 as pb
     from inference.daemon_launcher import DaemonProcess
     from inference.server.address import DaemonAddress
     from lsp_server.completion.service import Retrieve
@@ -100,15 +101,13 @@ async def _complete(
 ) -> dict[str, object]:
     """The suggestion the editor would show at ``offset``: the language server's completion service
     (window, budgets, snippets, post-processing) over this daemon."""
-    from google.protobuf.json_format import MessageToDict
-
     from indexer.positions import utf16_length
     from inference.api.codedraft.v1 import inference_pb2 as pb
     from inference.client import DaemonError, InferenceClient
     from lsp_server.completion.request import CompletionQuery
     from lsp_server.completion.service import CompletionService
     from lsp_server.config import CompletionSettings
-    from lsp_server.daemon_supervisor import stream_error
+    from lsp_server.daemon_supervisor import CANCEL_TIMEOUT_S, stream_error
     from lsp_server.model_room import ModelRoom
 
     path: Path = args.position.path.resolve()
@@ -132,9 +131,16 @@ async def _complete(
             except DaemonError as error:
                 raise stream_error(error) from None
 
+        async def cancel(request_id: str) -> bool:
+            try:
+                return await client.cancel(request_id, timeout=CANCEL_TIMEOUT_S)
+            except DaemonError:
+                return False  # the suggestion stands; only its figures are lost
+
         retrieve, relative, index = await asyncio.to_thread(_retrieval, path, text)
         try:
-            service = CompletionService(lambda: settings, stream, retrieve, lambda: room)
+            # with Cancel, a suggestion whose block ended early still gets the daemon's final figures
+            service = CompletionService(lambda: settings, stream, retrieve, lambda: room, cancel)
             before = text[:offset]
             line = before.count("\n")
             column = utf16_length(before[before.rfind("\n") + 1 :])
@@ -151,19 +157,29 @@ async def _complete(
         finally:
             if index is not None:
                 index.close()
-    figures = outcome.figures if outcome.figures is not None else last.figures
+    # Only what the daemon said: no request sent, or a stream closed before its last chunk, is null.
+    figures = outcome.figures
     return {
         "completion": outcome.text,
         "reason": outcome.reason,
-        "finish_reason": pb.FinishReason.Name(last.finish_reason).removeprefix("FINISH_REASON_").lower(),
-        "figures": MessageToDict(
-            figures, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        "finish_reason": (
+            pb.FinishReason.Name(last.finish_reason).removeprefix("FINISH_REASON_").lower()
+            if last.done
+            else None
         ),
+        "figures": None if figures is None else _figures_dict(figures),
         "snippets": [f"{s.path}:{s.start_line + 1}-{s.end_line + 1}" for s in outcome.snippets],
         "local_prompt": outcome.local,
-        "request_id": last.request_id,
+        "request_id": last.request_id or None,
         "daemon": str(address),
     }
+
+
+def _figures_dict(figures: pb.RequestFigures) -> dict[str, object]:
+    """The daemon's figures as JSON, every field named (a 0 here is the daemon's own)."""
+    from google.protobuf.json_format import MessageToDict
+
+    return MessageToDict(figures, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)
 
 
 def run(args: argparse.Namespace) -> int:

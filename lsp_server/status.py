@@ -1,12 +1,14 @@
 """What the backend is doing, sent to the editor as ``codedraft/status`` notifications.
 
 Params: ``{state, message, model?, device?, prefixOnly?, index?: {done, total}, lastCompletion?:
-{latencyMs, promptTokens, reusedTokens, daemonMs, firstTokenMs, localPrompt}, lastNextEdit?: {latencyMs,
-promptTokens, reusedTokens, generatedTokens, draftAccepted}, suppressed?, accepts?: {shown, accepted,
-partial, dismissed, rate, gate?: {feature, threshold, calibratedThreshold}}}`` with state one of
-loading, indexing, ready, degraded, error. ``accepts`` counts what the user did with the served
-model's suggestions (``rate``: accepted whole or in part per shown, null before any was shown) and
-gives the confidence gate's threshold as adapted to that (``completion/adaptive_threshold.py``).
+{latencyMs, promptTokens, reusedTokens, daemonMs, firstTokenMs, localPrompt, note?}, lastNextEdit?:
+{latencyMs, promptTokens, reusedTokens, generatedTokens, draftAccepted}, suppressed?, accepts?: {shown,
+accepted, partial, dismissed, rate, gate?: {feature, threshold, calibratedThreshold}}}`` with state one
+of loading, indexing, ready, degraded, error. ``lastCompletion`` describes the last suggestion the
+daemon answered; when its figures never came, ``promptTokens``, ``reusedTokens`` and ``firstTokenMs``
+are null (never an invented 0) and ``note`` says "no figures". ``accepts`` counts what the user did
+with the served model's suggestions (``rate``: accepted whole or in part per shown, null before any was
+shown) and gives the confidence gate's threshold as adapted to that (``completion/adaptive_threshold.py``).
 ``prefixOnly`` is true when the model has no fill-in-the-middle tokens: its suggestions are written
 from the code above the cursor only (the code below only stops them).
 A notification goes out only when something a user would see changed, so typing does not flood the
@@ -42,7 +44,7 @@ class BackendStatus:
     index_message: str | None = None
     index_done: int = 0
     index_total: int = 0
-    last_completion: dict[str, float] = field(default_factory=dict)
+    last_completion: dict[str, Any] = field(default_factory=dict)
     last_next_edit: dict[str, float] = field(default_factory=dict)
     suppressed: str | None = None
     accepts: dict[str, Any] = field(default_factory=dict)

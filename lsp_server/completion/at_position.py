@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
@@ -57,28 +57,39 @@ async def suggestion_at(host: CompletionHost, uri: str, position: types.Position
     """The post-processed suggestion at ``position`` of ``uri``, or the reason there is none (also sent
     to the editor as ``codedraft/status``)."""
     outcome = await _suggest(host, uri, position)
-    figures = outcome.figures
-    answered = outcome.text is not None or (figures is not None and outcome.reason != SUPERSEDED)
-    if outcome.from_cache or not answered:
+    if outcome.from_cache or not outcome.answered:
         # typed through a suggestion the daemon computed, or no answer: lastCompletion keeps
         # describing the last one the daemon gave
         host.status.update(suppressed=outcome.reason)
     else:
-        # the daemon answered (even when post-processing then dropped its text): its figures
-        host.status.update(
-            suppressed=outcome.reason,
-            last_completion={
-                "latencyMs": round(outcome.latency_ms, 1),
-                "promptTokens": figures.prompt_tokens if figures is not None else 0,
-                "reusedTokens": figures.reused_tokens if figures is not None else 0,
-                "daemonMs": round(outcome.daemon_ms, 1),
-                # the daemon's time from the request's arrival to its first token
-                "firstTokenMs": round(figures.time_to_first_token_ms, 1) if figures is not None else 0.0,
-                # the lines nearest the cursor stood in for a full prompt the daemon had not computed
-                "localPrompt": outcome.local,
-            },
-        )
+        # the daemon answered (even when post-processing then dropped its text): its figures, or
+        # "no figures" when they never came
+        host.status.update(suppressed=outcome.reason, last_completion=last_completion(outcome))
     return outcome
+
+
+NO_FIGURES = "no figures"
+"""What ``lastCompletion.note`` says when the daemon answered but its figures never came (the stream
+was closed before its last chunk): the token counts and first-token time are then null, never 0."""
+
+
+def last_completion(outcome: CompletionOutcome) -> dict[str, Any]:
+    """The ``lastCompletion`` of the status for a suggestion the daemon answered: the daemon's figures,
+    or null for each of them and ``note: "no figures"`` when none came."""
+    figures = outcome.figures
+    described: dict[str, Any] = {
+        "latencyMs": round(outcome.latency_ms, 1),
+        "promptTokens": figures.prompt_tokens if figures is not None else None,
+        "reusedTokens": figures.reused_tokens if figures is not None else None,
+        "daemonMs": round(outcome.daemon_ms, 1),
+        # the daemon's time from the request's arrival to its first token
+        "firstTokenMs": round(figures.time_to_first_token_ms, 1) if figures is not None else None,
+        # the lines nearest the cursor stood in for a full prompt the daemon had not computed
+        "localPrompt": outcome.local,
+    }
+    if figures is None:
+        described["note"] = NO_FIGURES
+    return described
 
 
 async def _suggest(host: CompletionHost, uri: str, position: types.Position) -> CompletionOutcome:

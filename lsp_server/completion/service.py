@@ -71,6 +71,9 @@ class CompletionOutcome:
     snippets: list[Snippet] = field(default_factory=list)
     local: bool = False
     """Whether the daemon was sent the local stand-in of a cold full prompt (see ``cold_prompts``)."""
+    answered: bool = False
+    """Whether the daemon wrote this suggestion (shown or dropped after), even when its figures never
+    came: ``figures`` is then None, never made-up zeros."""
 
 
 class CompletionService:
@@ -185,16 +188,24 @@ class CompletionService:
         latency = _ms_since(started)
         if verdict.text is None:
             reason = f"filtered ({verdict.dropped_by})" if text.strip() else "the model suggested nothing"
-            return CompletionOutcome(None, reason, False, latency, daemon_ms, figures, snippets, prompt.local)
+            return CompletionOutcome(
+                None, reason, False, latency, daemon_ms, figures, snippets, prompt.local, answered=True
+            )
         if (misfit := shape_reason(context, verdict.text)) is not None:
-            return CompletionOutcome(None, misfit, False, latency, daemon_ms, figures, snippets, prompt.local)
+            return CompletionOutcome(
+                None, misfit, False, latency, daemon_ms, figures, snippets, prompt.local, answered=True
+            )
         if (doubt := self._gate(settings, figures)) is not None:
-            return CompletionOutcome(None, doubt, False, latency, daemon_ms, figures, snippets, prompt.local)
+            return CompletionOutcome(
+                None, doubt, False, latency, daemon_ms, figures, snippets, prompt.local, answered=True
+            )
         shown = self.block_or_line.kept(
             context, verdict.text, figures, settings.confidence, self._room().model
         )
         self.cache.remember(query.uri, context.prefix, context.suffix, shown)
-        return CompletionOutcome(shown, None, False, latency, daemon_ms, figures, snippets, prompt.local)
+        return CompletionOutcome(
+            shown, None, False, latency, daemon_ms, figures, snippets, prompt.local, answered=True
+        )
 
     def _gate(self, settings: CompletionSettings, figures: pb.RequestFigures | None) -> str | None:
         """Why the confidence gate keeps this suggestion back (None: show it, also when the daemon

@@ -18,7 +18,8 @@ from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_en
 from lsp_server.daemon_supervisor import RequestRejected
 
 CancelRequest = Callable[[str], Awaitable[bool]]
-"""Asks the daemon to stop a request by id; True when it will end the stream with its final figures."""
+"""Asks the daemon to stop a request by id; True when it was still running (False: it had ended, or the
+daemon could not be asked). The stream then ends with its final figures, read for a moment after."""
 
 # After asking the daemon to stop a suggestion whose block has ended, how long to wait for the final
 # chunk and its figures (one engine step) before closing the stream without them.
@@ -43,10 +44,13 @@ async def read_suggestion(
             if chunk.done:
                 return text, chunk.figures, chunk.finish_reason == pb.FINISH_REASON_CANCELLED, None
             if text.count("\n") >= 2 and stop_at_block_end(context, text) != text:
-                if cancel is not None and await cancel(chunk.request_id):
-                    handed_over = True
-                    return text, None, False, asyncio.ensure_future(_final_figures(stream))
-                break
+                if cancel is None:
+                    break
+                # Stopped now, or already ended (the daemon wrote its last token before the Cancel
+                # came): either way the stream's last chunk, with the figures, is on its way.
+                await cancel(chunk.request_id)
+                handed_over = True
+                return text, None, False, asyncio.ensure_future(_final_figures(stream))
     finally:
         if not handed_over:
             await stream.aclose()  # type: ignore[attr-defined]

@@ -74,8 +74,11 @@ async def faced(tiny_model_dir: Path, short_dir: Path) -> AsyncIterator[FacedDae
 
 @pytest.fixture
 async def endless_faced(endless_model_dir: Path, short_dir: Path) -> AsyncIterator[FacedDaemon]:
-    """A daemon on the endless model (6000 new tokens allowed) with its HTTP face."""
+    """A daemon on the endless model (6000 new tokens allowed) with its HTTP face; its model is held
+    (`tests/fixtures/held_model.py`), so a test arms it before a request it stops."""
     config = EngineConfig(num_kv_blocks=512, draft_num_kv_blocks=16)
-    daemon = await start_faced_daemon(endless_model_dir, short_dir, engine_config=config, max_new_tokens=6000)
+    daemon = await start_faced_daemon(
+        endless_model_dir, short_dir, engine_config=config, max_new_tokens=6000, held=True
+    )
     yield daemon
     await daemon.close()

@@ -11,6 +11,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from lsp_server.protocol import CodedraftProtocol
+from tests.fixtures.waiting import wait_until
 
 
 def _server(
@@ -34,7 +35,7 @@ def _server(
     return server, seen
 
 
-async def _notify_many(server: LanguageServer) -> None:
+async def _notify_many(server: LanguageServer, seen: list[Any]) -> None:
     for number in range(50):
         document = types.TextDocumentItem(
             uri=f"file:///t{number}.py", language_id="python", version=1, text="x"
@@ -43,21 +44,22 @@ async def _notify_many(server: LanguageServer) -> None:
             types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(text_document=document)
         )
         server.protocol._handle_notification("custom/ping", number)
-    await asyncio.sleep(0.1)
+    # every handler has run (they are tasks on this loop: however slow the machine, they end)
+    await wait_until(lambda: len(seen) == 100, 30, "the 100 handlers running")
 
 
 async def test_handled_notifications_leave_nothing_behind() -> None:
     server, seen = _server(CodedraftProtocol)
-    await _notify_many(server)
-    assert len(seen) == 100  # every handler ran
-    assert server.protocol._request_futures == {}
+    await _notify_many(server, seen)
+    # each handler's future is forgotten once it is done (its callback runs right after the handler)
+    await wait_until(lambda: server.protocol._request_futures == {}, 30, "the handlers' futures forgotten")
 
 
 async def test_pygls_alone_keeps_a_future_per_notification() -> None:
     """What the subclass is for: if pygls stops leaking, this fails and the subclass can go."""
     server, seen = _server(LanguageServerProtocol)
-    await _notify_many(server)
-    assert len(seen) == 100
+    await _notify_many(server, seen)
+    await asyncio.sleep(0)  # the futures' done callbacks have had their turn: pygls's keep them
     assert len(server.protocol._request_futures) >= 100
 
 
@@ -72,10 +74,9 @@ async def test_shutdown_cancels_the_handlers_still_running() -> None:
         server.protocol._handle_notification(
             types.TEXT_DOCUMENT_DID_OPEN, types.DidOpenTextDocumentParams(text_document=document)
         )
-    await asyncio.sleep(0.05)
-    assert len(server.protocol._request_futures) == 6  # pygls's own handler and ours, for each
+    # pygls's own handler and ours, for each, waiting
+    await wait_until(lambda: len(server.protocol._request_futures) == 6, 30, "six handlers running")
     for _ in server.protocol.lsp_shutdown():
         pass
-    await asyncio.sleep(0.05)
+    await wait_until(lambda: server.protocol._request_futures == {}, 30, "the cancelled handlers forgotten")
     assert seen == []
-    assert server.protocol._request_futures == {}

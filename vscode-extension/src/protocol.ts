@@ -29,10 +29,18 @@ export const ExtensionCommand = {
 
 export type BackendState = 'loading' | 'indexing' | 'ready' | 'degraded' | 'error';
 
+/**
+ * The last suggestion the daemon answered. Its figures are null (never 0) when they never came, and
+ * `note` then says "no figures".
+ */
 export interface LastCompletion {
   latencyMs: number;
-  promptTokens: number;
-  reusedTokens: number;
+  promptTokens: number | null;
+  reusedTokens: number | null;
+  daemonMs?: number;
+  firstTokenMs?: number | null;
+  localPrompt?: boolean;
+  note?: string;
 }
 
 /** What the user did with the served model's suggestions, and the gate's threshold adapted to it. */

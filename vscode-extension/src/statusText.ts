@@ -12,14 +12,35 @@ export interface StatusPresentation {
   severity: 'normal' | 'warning' | 'error';
 }
 
-/** `85 ms · 92% reused`: latency and the share of the prompt the KV cache already held. */
+/**
+ * `85 ms · 92% reused`: latency and the share of the prompt the KV cache already held; `85 ms · no
+ * figures` when the daemon's figures never came (null, or missing from an older server).
+ */
 export function describeLastCompletion(last: LastCompletion): string {
   const latency = `${Math.round(last.latencyMs)} ms`;
-  if (last.promptTokens <= 0) {
+  const tokens = promptFigures(last);
+  if (tokens === undefined) {
+    return `${latency} · ${last.note ?? 'no figures'}`;
+  }
+  if (tokens.prompt <= 0) {
     return latency;
   }
-  const reused = Math.round((100 * Math.min(last.reusedTokens, last.promptTokens)) / last.promptTokens);
+  const reused = Math.round((100 * Math.min(tokens.reused, tokens.prompt)) / tokens.prompt);
   return `${latency} · ${reused}% reused`;
+}
+
+/** The prompt's token counts, undefined when the daemon's figures never came. */
+function promptFigures(last: LastCompletion): { prompt: number; reused: number } | undefined {
+  if (typeof last.promptTokens !== 'number' || typeof last.reusedTokens !== 'number') {
+    return undefined;
+  }
+  return { prompt: last.promptTokens, reused: last.reusedTokens };
+}
+
+function lastCompletionDetail(last: LastCompletion): string {
+  const described = `Last completion: ${describeLastCompletion(last)}`;
+  const tokens = promptFigures(last);
+  return tokens === undefined ? described : `${described} (${tokens.reused} of ${tokens.prompt} prompt tokens from cache)`;
 }
 
 /** `accepts 12/40`: suggestions accepted (whole or in part) of those shown; none before one was shown. */
@@ -82,10 +103,7 @@ export function statusDetails(status: StatusParams | undefined, phase: ClientPha
       lines.push(`Index: ${status.index.done} of ${status.index.total} files`);
     }
     if (status.lastCompletion) {
-      const last = status.lastCompletion;
-      lines.push(
-        `Last completion: ${describeLastCompletion(last)} (${last.reusedTokens} of ${last.promptTokens} prompt tokens from cache)`,
-      );
+      lines.push(lastCompletionDetail(status.lastCompletion));
     }
     if (status.suppressed) {
       lines.push(`Last suggestion suppressed: ${status.suppressed}`);

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { StatusParams } from '../src/protocol';
+import type { LastCompletion, StatusParams } from '../src/protocol';
 import { describeAccepts, describeLastCompletion, presentStatus, statusDetails } from '../src/statusText';
 
 const ready: StatusParams = {
@@ -63,6 +63,18 @@ describe('status details', () => {
   it('copes with an empty prompt', () => {
     assert.equal(describeLastCompletion({ latencyMs: 12, promptTokens: 0, reusedTokens: 0 }), '12 ms');
     assert.equal(describeLastCompletion({ latencyMs: 12, promptTokens: 10, reusedTokens: 30 }), '12 ms · 100% reused');
+  });
+  it('says "no figures" when the daemon sent none, never a made-up 0', () => {
+    // as the server sends it when the daemon's last chunk never came
+    const last = JSON.parse(
+      '{"latencyMs": 85.2, "promptTokens": null, "reusedTokens": null, "daemonMs": 80.1, "firstTokenMs": null, "localPrompt": false, "note": "no figures"}',
+    ) as LastCompletion;
+    assert.equal(describeLastCompletion(last), '85 ms · no figures');
+    const status: StatusParams = { ...ready, lastCompletion: last };
+    assert.equal(presentStatus(status, 'running', true).text, '$(sparkle) qwen2.5-coder-1.5b · cuda · 85 ms · no figures');
+    assert.ok(statusDetails(status, 'running', true).includes('Last completion: 85 ms · no figures'));
+    // a server that leaves the figures out altogether reads the same
+    assert.equal(describeLastCompletion({ latencyMs: 12 } as LastCompletion), '12 ms · no figures');
   });
 });
 

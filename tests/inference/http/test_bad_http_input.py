@@ -5,7 +5,6 @@ connection; the daemon keeps serving. The rows of docs/bad-input.md."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import aiohttp
@@ -153,7 +152,6 @@ async def test_slow_senders_are_cut_off_and_others_are_served_meanwhile(faced: F
         )
         stalled_reader, stalled_writer = await asyncio.open_connection("127.0.0.1", port)
         stalled_writer.write(b"POST /v1/compl")
-        start = time.monotonic()
         async with aiohttp.ClientSession() as session:
             status, body = await _post(
                 session, f"http://127.0.0.1:{port}/v1/completions", json={"prompt": PROMPT, "max_tokens": 3}
@@ -165,8 +163,8 @@ async def test_slow_senders_are_cut_off_and_others_are_served_meanwhile(faced: F
             b'{"error": {"message": "the request body did not arrive within 1 s", '
             b'"type": "timeout_error", "code": 408}}'
         )
-        assert await asyncio.wait_for(stalled_reader.read(4096), 10) == b""  # closed, unanswered
-        assert time.monotonic() - start < 8
+        # closed, unanswered (the waits only stop a hang: the 408's text says which limit ended it)
+        assert await asyncio.wait_for(stalled_reader.read(4096), 10) == b""
         slow_writer.close()
         stalled_writer.close()
     finally:

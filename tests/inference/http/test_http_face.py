@@ -100,6 +100,10 @@ async def test_chat_completions_match_grpc(faced: FacedDaemon) -> None:
 
 
 async def test_closing_the_stream_aborts_the_request(endless_faced: FacedDaemon) -> None:
+    # The engine holds the request after 200 passes (the endless model's text after "a" starts at its
+    # 129th token) until it is stopped: it is still running when the stream is closed, however fast
+    # the machine writes the endless model's tokens.
+    endless_faced.arm(200)
     async with _client(endless_faced) as client:
         stream = await client.completions.create(model="m", prompt="a", max_tokens=5000, stream=True)
         received = 0

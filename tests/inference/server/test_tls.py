@@ -61,7 +61,7 @@ async def tls_daemon(tiny_model_dir: Path, tmp_path: Path) -> AsyncIterator[TlsD
 
 async def _complete(client: InferenceClient) -> str:
     async with client:
-        await client.wait_ready(timeout=3)
+        await client.wait_ready(timeout=30)  # a guard against a hang: the daemon already serves
         return (await InferenceClient.collect(client.complete(REQUEST, timeout=10))).text
 
 
