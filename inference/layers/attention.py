@@ -141,7 +141,7 @@ class Attention(nn.Module):
         self.num_heads = config.num_heads
         self.num_kv_heads = config.num_kv_heads
         self.head_dim = config.head_dim
-        self.scale = config.head_dim**-0.5
+        self.scale = config.attention_scale or config.head_dim**-0.5
         self.sliding_window = (
             config.layer_sliding_windows[layer_idx] if config.layer_sliding_windows else None
         )

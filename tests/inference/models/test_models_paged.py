@@ -19,9 +19,9 @@ TEXT = (
 )
 
 
-@pytest.fixture(scope="module", params=["llama", "qwen3", "mistral"])
+@pytest.fixture(scope="module", params=["llama", "qwen3", "mistral", "gemma3_text"])
 def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
-    extra = {"sliding_window": 5} if request.param == "mistral" else {}
+    extra: dict[str, object] = {"sliding_window": 5} if request.param in ("mistral", "gemma3_text") else {}
     path: Path = make_tiny_checkpoint(tmp_path_factory.mktemp(request.param), request.param, **extra)
     return load_model(path, device="cpu")
 
