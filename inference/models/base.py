@@ -13,6 +13,8 @@ import torch
 from torch import nn
 
 from inference.layers.attention import ALL_ROWS, KERNEL_MAX_TOKENS, Attention
+from inference.layers.cpu_kernels import KernelBuildError
+from inference.layers.q8_0_embedding import Q8_0Embedding, exact_q8_0_head
 from inference.models.decoder_layer import DecoderLayer, FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.layers.linear import KERNEL_FORMS, ROW_EXACT_FORMS, pack_linears
@@ -77,7 +79,10 @@ class CausalLM(nn.Module):
         for module in list(self.modules()):
             if isinstance(module, (Attention, SwiGLU)):
                 module.fuse_projections()
+        tied = self.lm_head.weight if self.config.tie_word_embeddings else None
         pack_linears(self, weights)
+        if weights == "float16" and tied is not None:
+            self._share_q8_0_head(tied)
         if weights in KERNEL_FORMS:
             for module in self.modules():
                 if isinstance(module, (RMSNorm, Attention)):
@@ -87,6 +92,19 @@ class CausalLM(nn.Module):
             for layer in self.model.layers:
                 if isinstance(layer, DecoderLayer):
                     layer.fused = FusedDecoderStep.of(layer)
+
+    def _share_q8_0_head(self, weight: torch.Tensor) -> None:
+        """Tied embeddings that Q8_0 holds exactly (a GGUF's Q8_0 `token_embd`): the head multiplies
+        by those blocks instead of float16 copies (the file's own weights, about half the bytes a
+        token), and the embedding reads its rows from them (`inference.layers.q8_0_embedding`)."""
+        try:
+            head = exact_q8_0_head(weight)
+        except KernelBuildError:
+            return  # no compiler here: the float16 head stays
+        if head is not None:
+            # Swapped as pack_linears swaps modules: the attributes keep their checkpoint names.
+            setattr(self, "lm_head", head)  # noqa: B010
+            setattr(self.model, "embed_tokens", Q8_0Embedding(head))  # noqa: B010
 
     def init_rotary(self, device: torch.device | str) -> None:
         """(Re)build the rotary tables on `device` (they are not weights: a model built on the meta
