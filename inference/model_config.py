@@ -1,4 +1,4 @@
-"""`ModelConfig`: one normalised view of a Hugging Face `config.json` for the Llama family."""
+"""`ModelConfig`: one normalised view of a Hugging Face `config.json` for the Llama family and Gemma 3."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ class ModelConfig:
     `rope_scaling` is the scaling dict (`rope_type`, `factor`, ...) or None for plain RoPE; both the
     old `rope_theta` + `rope_scaling` layout and transformers 5's `rope_parameters` are read.
     `layer_sliding_windows[i]` is the window of layer i (None: full causal attention).
+    Gemma 3 (`gemma3_text`) adds: `hidden_act` gelu_pytorch_tanh (GeGLU), `attention_scale` from
+    `query_pre_attn_scalar`, and `local_rope_theta`, the RoPE base of its sliding-window layers
+    (its global layers use `rope_theta` and `rope_scaling`).
     """
 
     model_type: str
@@ -33,6 +36,9 @@ class ModelConfig:
     attention_bias: bool = False
     mlp_bias: bool = False
     qk_norm: bool = False
+    hidden_act: str = "silu"
+    attention_scale: float | None = None
+    local_rope_theta: float | None = None
     layer_sliding_windows: tuple[int | None, ...] = ()
     bos_token_id: int | None = None
     eos_token_ids: tuple[int, ...] = ()
@@ -58,9 +64,14 @@ class ModelConfig:
             raise ValueError(
                 f"num_attention_heads={num_heads} is not a multiple of num_key_value_heads={num_kv_heads}"
             )
-        activation = raw.get("hidden_act", "silu")
-        if activation != "silu":
-            raise ValueError(f"unsupported hidden_act {activation!r} (the Llama family uses 'silu')")
+        activation = str(raw.get("hidden_activation") or raw.get("hidden_act") or "silu")
+        if activation not in SUPPORTED_ACTIVATIONS:
+            raise ValueError(
+                f"unsupported hidden_act {activation!r} (supported: {', '.join(SUPPORTED_ACTIVATIONS)})"
+            )
+        gemma = model_type == GEMMA3
+        if gemma:
+            _check_gemma3(raw)
         return cls(
             model_type=model_type,
             vocab_size=int(raw["vocab_size"]),
@@ -78,7 +89,10 @@ class ModelConfig:
             # qwen2 always has q/k/v biases and no `attention_bias` key.
             attention_bias=bool(raw.get("attention_bias", model_type == "qwen2")),
             mlp_bias=bool(raw.get("mlp_bias", False)),
-            qk_norm=model_type == "qwen3",
+            qk_norm=model_type in ("qwen3", GEMMA3),
+            hidden_act=activation,
+            attention_scale=float(raw.get("query_pre_attn_scalar", 256)) ** -0.5 if gemma else None,
+            local_rope_theta=_local_rope_theta(raw) if gemma else None,
             layer_sliding_windows=_sliding_windows(raw, model_type, num_layers),
             bos_token_id=None if bos is None else int(bos),
             eos_token_ids=eos_ids,
@@ -90,6 +104,35 @@ class ModelConfig:
     def from_file(cls, path: str | Path) -> ModelConfig:
         """Read and normalise a `config.json` file."""
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+GEMMA3 = "gemma3_text"
+# The gated feed-forward activations: SwiGLU (the Llama family) and GeGLU with tanh GELU (Gemma).
+SUPPORTED_ACTIVATIONS = ("silu", "gelu_pytorch_tanh")
+# Gemma 3 without `layer_types`: every sixth layer global, the others sliding (transformers' and
+# llama.cpp's default `sliding_window_pattern`).
+GEMMA3_SLIDING_PATTERN = 6
+
+
+def _check_gemma3(raw: dict[str, Any]) -> None:
+    """Refuse the Gemma 3 options codedraft does not implement (no released text model uses them)."""
+    for key in ("final_logit_softcapping", "attn_logit_softcapping"):
+        if raw.get(key):
+            raise ValueError(f"{key}={raw[key]} is not supported for gemma3_text")
+    if raw.get("use_bidirectional_attention"):
+        raise ValueError("use_bidirectional_attention (an embedding model) is not supported")
+
+
+def _local_rope_theta(raw: dict[str, Any]) -> float:
+    """The RoPE base of Gemma 3's sliding-window layers (`rope_local_base_freq`, or transformers 5's
+    `rope_parameters.sliding_attention`)."""
+    params = raw.get("rope_parameters")
+    if isinstance(params, dict) and isinstance(params.get("sliding_attention"), dict):
+        local = params["sliding_attention"]
+        if local.get("rope_type", "default") != "default":
+            raise ValueError(f"unsupported rope_type {local['rope_type']!r} on sliding-window layers")
+        return float(local.get("rope_theta", 10000.0))
+    return float(raw.get("rope_local_base_freq", 10000.0))
 
 
 def _rope_settings(raw: dict[str, Any]) -> tuple[float, dict[str, Any] | None]:
@@ -117,8 +160,14 @@ def _sliding_windows(raw: dict[str, Any], model_type: str, num_layers: int) -> t
     layer_types = raw.get("layer_types")
     if not window:
         return (None,) * num_layers
-    if isinstance(layer_types, list) and len(layer_types) == num_layers:
+    known = {"sliding_attention", "full_attention"}
+    if isinstance(layer_types, list) and len(layer_types) == num_layers and set(layer_types) <= known:
         return tuple(int(window) if t == "sliding_attention" else None for t in layer_types)
+    if model_type == GEMMA3:
+        if layer_types is not None:
+            raise ValueError(f"layer_types {layer_types!r} is not {num_layers} sliding/full attention layers")
+        pattern = int(raw.get("sliding_window_pattern") or GEMMA3_SLIDING_PATTERN)
+        return tuple(int(window) if (i + 1) % pattern else None for i in range(num_layers))
     if model_type in ("qwen2", "qwen3"):
         # Qwen only slides when asked, and then only from layer `max_window_layers` on.
         if not raw.get("use_sliding_window", False):

@@ -20,13 +20,14 @@ from inference.model_config import ModelConfig
 
 
 def causal_mask(
-    num_new: int, context_len: int, sliding_window: int | None, device: torch.device
+    num_new: int, context_len: int, sliding_window: int | None, device: torch.device, key_start: int = 0
 ) -> torch.Tensor | None:
-    """Boolean (T, S) mask, True where a new token may attend; None when every key is visible."""
-    if num_new == 1 and (sliding_window is None or context_len <= sliding_window):
+    """Boolean (T, S) mask, True where a new token may attend to the keys at positions
+    key_start..context_len-1 (S of them); None when every one of those keys is visible."""
+    if num_new == 1 and (sliding_window is None or context_len - key_start <= sliding_window):
         return None
     q_pos = torch.arange(context_len - num_new, context_len, device=device)[:, None]  # (T, 1)
-    k_pos = torch.arange(context_len, device=device)[None, :]  # (1, S)
+    k_pos = torch.arange(key_start, context_len, device=device)[None, :]  # (1, S)
     allowed = k_pos <= q_pos
     if sliding_window is not None:
         allowed &= q_pos - k_pos < sliding_window
@@ -90,10 +91,18 @@ def span_attention(
         return torch.ops.codedraft_cpu.paged_attention(
             q, k_cache, v_cache, span.block_table, span.context_len, scale
         )
-    k = gather_kv(k_cache, span.block_table, span.context_len, span.consecutive_from).to(
-        q.dtype
-    )  # (KvH, S, D)
-    v = gather_kv(v_cache, span.block_table, span.context_len, span.consecutive_from).to(q.dtype)
+    table, context_len, consecutive_from = span.block_table, span.context_len, span.consecutive_from
+    key_start = 0
+    if sliding_window is not None:
+        # Blocks wholly before the first new token's window are not read: a local layer's attention
+        # costs its window, whatever the context.
+        skipped = max(0, span.context_len - num_new - sliding_window + 1) // k_cache.shape[2]
+        if skipped:
+            key_start = skipped * k_cache.shape[2]
+            table, context_len = table[skipped:], context_len - key_start
+            consecutive_from = None if consecutive_from is None else consecutive_from + skipped
+    k = gather_kv(k_cache, table, context_len, consecutive_from).to(q.dtype)  # (KvH, S, D)
+    v = gather_kv(v_cache, table, context_len, consecutive_from).to(q.dtype)
     kv_heads = k.shape[0]
     group = num_heads // kv_heads
     if num_new <= GROUPED_QUERY_MAX_TOKENS:
@@ -101,7 +110,7 @@ def span_attention(
         # become one batch entry with G*T query rows.
         q_grouped = q.view(num_new, kv_heads, group, head_dim).permute(1, 2, 0, 3)  # (KvH, G, T, D)
         q_grouped = q_grouped.reshape(kv_heads, group * num_new, head_dim)  # (KvH, G*T, D)
-        mask = causal_mask(num_new, span.context_len, sliding_window, q.device)
+        mask = causal_mask(num_new, span.context_len, sliding_window, q.device, key_start)
         if mask is not None and group > 1:
             mask = mask.repeat(group, 1)  # (G*T, S): row g*T + t is query t of group member g
         out = F.scaled_dot_product_attention(
@@ -117,7 +126,11 @@ def span_attention(
         k = k.repeat_interleave(group, dim=0)  # (H, S, D)
         v = v.repeat_interleave(group, dim=0)
     whole_sequence = num_new == span.context_len and sliding_window is None
-    mask = None if whole_sequence else causal_mask(num_new, span.context_len, sliding_window, q.device)
+    mask = (
+        None
+        if whole_sequence
+        else causal_mask(num_new, span.context_len, sliding_window, q.device, key_start)
+    )
     out = F.scaled_dot_product_attention(
         q.transpose(0, 1).unsqueeze(0),  # (1, H, T, D)
         k.unsqueeze(0),  # (1, H, S, D)
@@ -141,7 +154,7 @@ class Attention(nn.Module):
         self.num_heads = config.num_heads
         self.num_kv_heads = config.num_kv_heads
         self.head_dim = config.head_dim
-        self.scale = config.head_dim**-0.5
+        self.scale = config.attention_scale or config.head_dim**-0.5
         self.sliding_window = (
             config.layer_sliding_windows[layer_idx] if config.layer_sliding_windows else None
         )

@@ -1,4 +1,4 @@
-"""SwiGLU feed-forward block: down(silu(gate(x)) * up(x))."""
+"""The gated feed-forward block: down(act(gate(x)) * up(x)), SwiGLU (silu) or GeGLU (tanh GELU)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,18 @@ from inference.layers.linear import concat_linears
 
 
 class SwiGLU(nn.Module):
-    """The Llama-family MLP; parameter names match the checkpoints (`gate_proj`, `up_proj`, `down_proj`)."""
+    """The Llama-family MLP; parameter names match the checkpoints (`gate_proj`, `up_proj`, `down_proj`).
 
-    def __init__(self, hidden_size: int, intermediate_size: int, bias: bool = False) -> None:
+    activation: silu (SwiGLU) or gelu_pytorch_tanh (Gemma's GeGLU, GELU's tanh approximation).
+    """
+
+    def __init__(
+        self, hidden_size: int, intermediate_size: int, bias: bool = False, activation: str = "silu"
+    ) -> None:
         super().__init__()
+        if activation not in ("silu", "gelu_pytorch_tanh"):
+            raise ValueError(f"unsupported activation {activation!r}")
+        self.gelu = activation == "gelu_pytorch_tanh"
         self.gate_proj = nn.Linear(hidden_size, intermediate_size, bias=bias)
         self.up_proj = nn.Linear(hidden_size, intermediate_size, bias=bias)
         self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=bias)
@@ -32,4 +40,5 @@ class SwiGLU(nn.Module):
             gate, up = self.gate_up_proj(x).split(self.intermediate_size, dim=-1)  # (T, I) each
         else:
             gate, up = self.gate_proj(x), self.up_proj(x)
-        return self.down_proj(F.silu(gate) * up)
+        activated = F.gelu(gate, approximate="tanh") if self.gelu else F.silu(gate)
+        return self.down_proj(activated * up)

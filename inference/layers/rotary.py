@@ -71,14 +71,20 @@ def _yarn(base: float, dim: int, scaling: dict[str, Any], max_pos: int) -> tuple
 
 
 class RotaryEmbedding(nn.Module):
-    """Computes (cos, sin) of shape (T, head_dim) for integer positions."""
+    """Computes (cos, sin) of shape (T, head_dim) for integer positions.
 
-    def __init__(self, config: ModelConfig) -> None:
+    local: the rotation of a model's sliding-window layers where it has one of their own (Gemma 3:
+    base `local_rope_theta`, no scaling); otherwise `rope_theta` with `rope_scaling`.
+    """
+
+    def __init__(self, config: ModelConfig, local: bool = False) -> None:
         super().__init__()
+        if local and config.local_rope_theta is None:
+            raise ValueError(f"{config.model_type} has no rotary embedding of its own for local layers")
         self.dim = config.head_dim
-        self.base = config.rope_theta
+        self.base = config.local_rope_theta if local and config.local_rope_theta else config.rope_theta
         self.max_pos = config.max_position_embeddings
-        self.scaling = config.rope_scaling or {}
+        self.scaling = {} if local else config.rope_scaling or {}
         self.rope_type = str(self.scaling.get("rope_type", "default"))
         if self.rope_type not in SUPPORTED_ROPE_TYPES:
             raise ValueError(f"unsupported rope_scaling type {self.rope_type!r}")

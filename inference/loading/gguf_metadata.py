@@ -13,7 +13,16 @@ from inference.loading.model_form import ModelLoadError
 from inference.model_config import ModelConfig
 
 # GGUF `general.architecture` -> codedraft's model_type. llama.cpp writes Mistral models as "llama".
-ARCHITECTURES = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2", "qwen3": "qwen3"}
+ARCHITECTURES = {
+    "llama": "llama",
+    "mistral": "mistral",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "gemma3": "gemma3_text",
+}
+# llama.cpp's defaults for Gemma 3 files that leave them out (src/models/gemma3.cpp).
+GEMMA3_LOCAL_ROPE_BASE = 10000.0
+GEMMA3_27B_LAYERS = 62
 
 
 class GGUFFile:
@@ -62,6 +71,34 @@ def _rope_scaling(file: GGUFFile) -> dict[str, Any] | None:
     return scaling
 
 
+def _gemma3_settings(file: GGUFFile, raw: dict[str, Any]) -> dict[str, Any]:
+    """The `config.json` keys of a Gemma 3 file that its metadata gives, or llama.cpp's defaults."""
+    layers, heads = int(raw["num_hidden_layers"]), int(raw["num_attention_heads"])
+    # llama.cpp scales queries by 1/sqrt(head_dim), except the 27B model's hidden_size / heads.
+    scalar = raw["hidden_size"] // heads if layers == GEMMA3_27B_LAYERS else raw["head_dim"]
+    settings: dict[str, Any] = {
+        "hidden_activation": "gelu_pytorch_tanh",
+        "query_pre_attn_scalar": scalar,
+        "rope_local_base_freq": float(file.value(Keys.Rope.FREQ_BASE_SWA, GEMMA3_LOCAL_ROPE_BASE)),
+        "final_logit_softcapping": file.value(Keys.LLM.FINAL_LOGIT_SOFTCAPPING),
+        "attn_logit_softcapping": file.value(Keys.LLM.ATTN_LOGIT_SOFTCAPPING),
+    }
+    # The layer pattern: one flag per layer (true: sliding), or n (every n-th layer global; 6 when absent).
+    pattern = file.value(Keys.Attention.SLIDING_WINDOW_PATTERN)
+    if isinstance(pattern, list):
+        if len(pattern) != layers or not all(isinstance(flag, bool) for flag in pattern):
+            raise ModelLoadError(
+                f"{file.path.name} has a sliding-window layer pattern of {len(pattern)} entries "
+                f"for {layers} layers ({Keys.Attention.SLIDING_WINDOW_PATTERN.format(arch='gemma3')})"
+            )
+        settings["layer_types"] = ["sliding_attention" if flag else "full_attention" for flag in pattern]
+    elif pattern is not None:
+        if int(pattern) < 1:
+            raise ModelLoadError(f"{file.path.name} has the sliding-window layer pattern {pattern}")
+        settings["sliding_window_pattern"] = int(pattern)
+    return settings
+
+
 def model_config(file: GGUFFile) -> ModelConfig:
     """The architecture settings of the file, as the `config.json` of the same model would give them."""
     if file.architecture not in ARCHITECTURES:
@@ -108,6 +145,8 @@ def model_config(file: GGUFFile) -> ModelConfig:
     window = file.value(Keys.Attention.SLIDING_WINDOW)
     if window:
         raw["sliding_window"] = int(window)
+    if file.architecture == "gemma3":
+        raw.update(_gemma3_settings(file, raw))
     try:
         config = ModelConfig.from_dict(raw)
         RotaryEmbedding(config)  # rejects rope scaling kinds we do not implement

@@ -24,6 +24,7 @@ _NAME_TABLES = {
     "mistral": MODEL_ARCH.LLAMA,
     "qwen2": MODEL_ARCH.QWEN2,
     "qwen3": MODEL_ARCH.QWEN3,
+    "gemma3_text": MODEL_ARCH.GEMMA3,
 }
 # llama.cpp's converter permutes the q/k rows of these families (its rotary pairs adjacent
 # dimensions, Hugging Face's pairs the two halves); Qwen files keep the Hugging Face order.

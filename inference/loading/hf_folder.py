@@ -147,9 +147,13 @@ def load_hf_folder(
     except Exception as exc:  # the tokenizers library raises its own untyped errors on bad JSON
         raise ModelLoadError(f"cannot load {directory / 'tokenizer.json'}: {exc}") from exc
 
+    state = _read_safetensors(files, torch_device, torch_dtype)
+    architecture = architecture_for(config.model_type)
+    if architecture is not None:  # checked by _read_config
+        architecture.checkpoint_state(state)
     return loaded_model(
         config=config,
-        state=_read_safetensors(files, torch_device, torch_dtype),
+        state=state,
         tokenizer=tokenizer,
         prompts=prompts,
         path=directory,

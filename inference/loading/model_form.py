@@ -17,7 +17,6 @@ import torch
 from inference.device import DeviceError, available_memory_bytes, default_dtype, resolve_device
 from inference.layers.cpu_kernels import KernelBuildError, load_cpu_kernels
 from inference.layers.linear import DEFAULT_CPU_WEIGHTS, KERNEL_FORMS, WEIGHT_FORMATS
-from inference.layers.rotary import RotaryEmbedding
 from inference.model_config import ModelConfig
 from inference.models.base import CausalLM
 from inference.models.registry import ARCHITECTURES, architecture_for
@@ -132,7 +131,7 @@ def build_model(
     model.load_state_dict({k: v for k, v in state.items() if k in expected}, strict=False, assign=True)
     if model.config.tie_word_embeddings:
         model.lm_head.weight = model.model.embed_tokens.weight
-    model.rotary = RotaryEmbedding(model.config).to(device)
+    model.init_rotary(device)
     model.eval().requires_grad_(False)
     if weights is not None and device.type == "cpu":
         model.pack_weights(weights)

@@ -13,6 +13,8 @@ import torch
 from torch import nn
 
 from inference.layers.attention import ALL_ROWS, KERNEL_MAX_TOKENS, Attention
+from inference.layers.cpu_kernels import KernelBuildError
+from inference.layers.q8_0_embedding import Q8_0Embedding, exact_q8_0_head
 from inference.models.decoder_layer import DecoderLayer, FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.layers.linear import KERNEL_FORMS, ROW_EXACT_FORMS, pack_linears
@@ -30,11 +32,13 @@ class ForwardInterrupted(Exception):
 class DecoderStack(nn.Module):
     """Embeddings, layers and final norm: the `model.` prefix of a checkpoint."""
 
-    def __init__(self, config: ModelConfig, qkv_bias: bool, o_bias: bool, mlp_bias: bool) -> None:
+    def __init__(
+        self, config: ModelConfig, qkv_bias: bool, o_bias: bool, mlp_bias: bool, sandwich_norms: bool = False
+    ) -> None:
         super().__init__()
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
         self.layers = nn.ModuleList(
-            DecoderLayer(config, i, qkv_bias, o_bias, mlp_bias) for i in range(config.num_layers)
+            DecoderLayer(config, i, qkv_bias, o_bias, mlp_bias, sandwich_norms) for i in range(config.num_layers)
         )
         self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
 
@@ -42,7 +46,8 @@ class DecoderStack(nn.Module):
 class CausalLM(nn.Module):
     """A decoder-only language model that reads and writes a paged `KVCache`.
 
-    Subclasses set the bias flags through `attention_biases`; everything else is shared.
+    Subclasses set the bias flags through `attention_biases`, Gemma's extra norms through
+    `sandwich_norms` and its embedding scale through `embedding_scale`; everything else is shared.
     Invariant: `forward` is a pure function of the token ids, their positions and the K/V already
     stored for positions before them, whatever blocks hold that K/V and however calls are split.
     """
@@ -54,9 +59,15 @@ class CausalLM(nn.Module):
         self.config = config
         qkv_bias, o_bias = self.attention_biases(config)
         mlp_bias = self.mlp_bias(config)
-        self.model = DecoderStack(config, qkv_bias, o_bias, mlp_bias)
+        self.model = DecoderStack(config, qkv_bias, o_bias, mlp_bias, self.sandwich_norms())
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
-        self.rotary = RotaryEmbedding(config)
+        self.rotary: RotaryEmbedding
+        # Sliding-window layers with a RoPE base of their own (Gemma 3); None: every layer uses `rotary`.
+        self.local_rotary: RotaryEmbedding | None = None
+        self.init_rotary(torch.get_default_device())
+        # The layers that attend over a sliding window (they take `local_rotary` where there is one).
+        windows = config.layer_sliding_windows
+        self.local_layers = frozenset(i for i in range(len(windows)) if windows[i] is not None)
         if config.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
         # Counted once here (a tied head shares the embeddings): packing copies and repacks weights.
@@ -68,7 +79,10 @@ class CausalLM(nn.Module):
         for module in list(self.modules()):
             if isinstance(module, (Attention, SwiGLU)):
                 module.fuse_projections()
+        tied = self.lm_head.weight if self.config.tie_word_embeddings else None
         pack_linears(self, weights)
+        if weights == "float16" and tied is not None:
+            self._share_q8_0_head(tied)
         if weights in KERNEL_FORMS:
             for module in self.modules():
                 if isinstance(module, (RMSNorm, Attention)):
@@ -78,6 +92,39 @@ class CausalLM(nn.Module):
             for layer in self.model.layers:
                 if isinstance(layer, DecoderLayer):
                     layer.fused = FusedDecoderStep.of(layer)
+
+    def _share_q8_0_head(self, weight: torch.Tensor) -> None:
+        """Tied embeddings that Q8_0 holds exactly (a GGUF's Q8_0 `token_embd`): the head multiplies
+        by those blocks instead of float16 copies (the file's own weights, about half the bytes a
+        token), and the embedding reads its rows from them (`inference.layers.q8_0_embedding`)."""
+        try:
+            head = exact_q8_0_head(weight)
+        except KernelBuildError:
+            return  # no compiler here: the float16 head stays
+        if head is not None:
+            # Swapped as pack_linears swaps modules: the attributes keep their checkpoint names.
+            setattr(self, "lm_head", head)  # noqa: B010
+            setattr(self.model, "embed_tokens", Q8_0Embedding(head))  # noqa: B010
+
+    def init_rotary(self, device: torch.device | str) -> None:
+        """(Re)build the rotary tables on `device` (they are not weights: a model built on the meta
+        device gets them here once loaded)."""
+        self.rotary = RotaryEmbedding(self.config).to(device)
+        if self.config.local_rope_theta is not None:
+            self.local_rotary = RotaryEmbedding(self.config, local=True).to(device)
+
+    # Multiplies the token embeddings before the first layer (Gemma: the square root of hidden_size).
+    embedding_scale: float | None = None
+
+    @classmethod
+    def sandwich_norms(cls) -> bool:
+        """Whether each layer norms its attention and MLP outputs too (`DecoderLayer`)."""
+        return False
+
+    @classmethod
+    def checkpoint_state(cls, state: dict[str, torch.Tensor]) -> None:
+        """Turn a Hugging Face checkpoint's state into the values this module holds, in place (the
+        identity here; GGUF files already hold them)."""
 
     @classmethod
     def attention_biases(cls, config: ModelConfig) -> tuple[bool, bool]:
@@ -109,9 +156,14 @@ class CausalLM(nn.Module):
         `interrupt` is asked before every layer but the first; when it answers True the pass stops
         with `ForwardInterrupted` (a background pass giving way to a user's request within a layer)."""
         hidden = self.model.embed_tokens(input_ids)  # (T, hidden)
-        cos, sin = self.rotary(positions)  # (T, D) each
+        if self.embedding_scale is not None:
+            # Rounded to the embeddings' dtype first, as the reference implementations do.
+            hidden = hidden * torch.tensor(self.embedding_scale, dtype=hidden.dtype, device=hidden.device)
+        rotation = self.rotary(positions)  # cos, sin: (T, D) each
+        local_rotation = rotation if self.local_rotary is None else self.local_rotary(positions)
         for index, (layer, k_cache, v_cache) in enumerate(zip(self.model.layers, kv.k, kv.v, strict=True)):
             if index and interrupt is not None and interrupt():
                 raise ForwardInterrupted(f"interrupted before layer {index}")
+            cos, sin = local_rotation if index in self.local_layers else rotation
             hidden = layer(hidden, cos, sin, k_cache, v_cache, meta)
         return self.model.norm(hidden)

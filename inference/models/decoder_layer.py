@@ -1,7 +1,7 @@
 """The decoder layer, and its few-row step as one kernel call (the q4_1 forms' fast path for decoding).
 
 With the q4_1 or q4_1_q8 weights form, a decode step of a Llama-layout layer (fused q|k|v and gate|up, all four
-products in Q4_1 blocks without biases, no q/k norms, no sliding window) runs its norms, products,
+products in Q4_1 blocks without biases, no q/k norms, no sliding window, SwiGLU, no sandwich norms: not Gemma) runs its norms, products,
 RoPE, K/V write and attention as `torch.ops.codedraft_cpu.decoder_layer`: the same kernels and ATen
 operations as the layer's modules, without the Python between them (about 15 module and operator
 calls a layer). Anything else takes the modules.
@@ -22,16 +22,32 @@ from inference.model_config import ModelConfig
 
 
 class DecoderLayer(nn.Module):
-    """Pre-norm block: x + attn(norm(x)), then x + mlp(norm(x))."""
+    """Pre-norm block: x + attn(norm(x)), then x + mlp(norm(x)).
+
+    With `sandwich_norms` (Gemma) each sub-block's output is normed too before it joins the residual:
+    x + post_attention_norm(attn(input_norm(x))), then x + post_feedforward_norm(mlp(pre_feedforward_norm(x))).
+    `post_attention_layernorm` is then the norm after attention (the Llama family's is the one before the MLP).
+    """
 
     def __init__(
-        self, config: ModelConfig, layer_idx: int, qkv_bias: bool, o_bias: bool, mlp_bias: bool
+        self,
+        config: ModelConfig,
+        layer_idx: int,
+        qkv_bias: bool,
+        o_bias: bool,
+        mlp_bias: bool,
+        sandwich_norms: bool = False,
     ) -> None:
         super().__init__()
         self.self_attn = Attention(config, layer_idx, qkv_bias=qkv_bias, o_bias=o_bias)
-        self.mlp = SwiGLU(config.hidden_size, config.intermediate_size, bias=mlp_bias)
+        self.mlp = SwiGLU(config.hidden_size, config.intermediate_size, bias=mlp_bias, activation=config.hidden_act)
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.pre_feedforward_layernorm: RMSNorm | None = None
+        self.post_feedforward_layernorm: RMSNorm | None = None
+        if sandwich_norms:
+            self.pre_feedforward_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+            self.post_feedforward_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         # Set with the q4_1 weights forms where the layer qualifies: its few-row step in one kernel call.
         self.fused: FusedDecoderStep | None = None
 
@@ -48,7 +64,11 @@ class DecoderLayer(nn.Module):
         rows = hidden.shape[0]
         if self.fused is not None and rows <= self.self_attn.kernel_rows and len(meta.spans) == 1:
             return self.fused(hidden, cos, sin, k_cache, v_cache, meta)
-        hidden = hidden + self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
+        attended = self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
+        if self.pre_feedforward_layernorm is not None and self.post_feedforward_layernorm is not None:
+            hidden = hidden + self.post_attention_layernorm(attended)
+            return hidden + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(hidden)))
+        hidden = hidden + attended
         return hidden + self.mlp(self.post_attention_layernorm(hidden))
 
 
@@ -81,6 +101,8 @@ class FusedDecoderStep:
             and attention.kernel
             and attention.q_norm is None
             and attention.sliding_window is None
+            and layer.pre_feedforward_layernorm is None
+            and not mlp.gelu
             and all(n.kernel and n.eps == norms[0].eps for n in norms)
         )
         return cls(layer, projections) if qualifies else None

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from inference.models.base import CausalLM
+from inference.models.gemma3 import Gemma3ForCausalLM
 from inference.models.llama import LlamaForCausalLM
 from inference.models.mistral import MistralForCausalLM
 from inference.models.qwen2 import Qwen2ForCausalLM
 from inference.models.qwen3 import Qwen3ForCausalLM
 
 ARCHITECTURES: dict[str, type[CausalLM]] = {
-    cls.model_type: cls for cls in (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MistralForCausalLM)
+    cls.model_type: cls
+    for cls in (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MistralForCausalLM, Gemma3ForCausalLM)
 }
 
 

@@ -10,7 +10,8 @@ suggestion starts exactly at the cursor.
 
 "No continuation moves it" is decided twice, and the earlier boundary wins: the tokenizer's last
 pre-token (a word, a number, a run of operators or of blanks) may grow into a different token with
-any continuation (`retu` + `rn`), so its tokens always go; and the tail is tokenized again with each
+any continuation (`retu` + `rn`), so its tokens always go (with a SentencePiece tokenizer, which
+does not cut its text into pieces, the last word); and the tail is tokenized again with each
 of a set of likely next characters appended, and a token is kept only when every probe keeps it
 (this also covers tokenizers without a pre-tokenizer).
 Only text after the last special token is considered: a special token is a boundary by definition
@@ -26,6 +27,7 @@ four, and forced to retype four more spaces it goes off the rails (it writes a c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -66,14 +68,34 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
+# The last word, run of operators or run of blanks of a text (a space may lead the first two, as
+# SentencePiece's "▁" does): the piece a continuation may merge into, for a tokenizer that does not
+# cut its text into pieces itself (SentencePiece: Gemma, Llama 2).
+_LAST_WORD = re.compile(r" ?\w+$| ?[^\s\w]+$|\s+$")
+
+
+def _splits_words(tokenizer: Tokenizer) -> bool:
+    """Whether the tokenizer's pre-tokenizer cuts text into words (byte-level BPE) rather than leaving
+    it whole (SentencePiece's "▁" replacement)."""
+    return len(tokenizer.pre_token_starts("a b")) > 1
+
+
 def _last_piece_token(
     tokenizer: Tokenizer, text: str, window: list[int], bytes_of: Callable[[list[int]], bytes]
 ) -> int:
-    """Index in `window` of the first token of the text's last pre-token piece."""
-    starts = tokenizer.pre_token_starts(text)
-    if not starts:
-        return len(window)
-    piece_start = len(text[: starts[-1]].encode("utf-8"))
+    """Index in `window` of the first token of the text's last pre-token piece (its last word when the
+    tokenizer has no pre-tokenizer that cuts words)."""
+    if _splits_words(tokenizer):
+        starts = tokenizer.pre_token_starts(text)
+        if not starts:
+            return len(window)
+        start = starts[-1]
+    else:
+        word = _LAST_WORD.search(text)
+        if word is None:
+            return len(window)
+        start = word.start()
+    piece_start = len(text[:start].encode("utf-8"))
     consumed = 0
     for i, token_id in enumerate(window):
         if consumed >= piece_start:
@@ -131,6 +153,13 @@ def heal_prompt(tokenizer: Tokenizer, token_ids: list[int]) -> HealedPrompt:
     )
     stable = min(stable, _last_piece_token(tokenizer, text, window, index.bytes_of))
     stable = max(stable, len(window) - MAX_HEALED_TOKENS, 1 if start == 0 else 0)
+    # Never inside a character (byte-fallback tokens hold one byte each): the removed text starts
+    # with a character's first byte, never with a UTF-8 continuation byte (0b10xxxxxx).
+    while (
+        stable < len(window)
+        and (index.bytes_of(window[stable : stable + 1])[:1] or b"\x80")[0] & 0xC0 == 0x80
+    ):
+        stable += 1
     if stable >= len(window):
         return HealedPrompt(list(token_ids))
     removed = index.bytes_of(window[stable:])

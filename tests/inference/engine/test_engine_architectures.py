@@ -1,5 +1,6 @@
 """Cache hits and speculation are exact on every supported architecture (tiny random checkpoints),
-including a sliding-window model whose window is shorter than the prompts."""
+including sliding-window models (Mistral; Gemma 3's local layers around a global one) whose window
+is shorter than the prompts."""
 
 from __future__ import annotations
 
@@ -22,6 +23,16 @@ pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
         ("qwen3", {}),
         ("mistral", {"sliding_window": 8}),
         ("llama", {"tie_word_embeddings": True}),
+        (
+            "gemma3_text",
+            {
+                "sliding_window": 8,
+                "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+                "num_hidden_layers": 3,
+                "tie_word_embeddings": True,
+                "norm_noise": 0.3,
+            },
+        ),
     ],
 )
 def test_cache_hit_and_speculation_are_exact(arch: str, overrides: dict[str, object], tmp_path: Path) -> None:

@@ -27,6 +27,17 @@ SAMPLE_CODE = [
 ]
 
 
+# A tiny Gemma 3 as llama.cpp would read it: its default query scale (1/sqrt(head_dim)) and local RoPE base.
+GEMMA3: dict[str, object] = {
+    "sliding_window": 6,
+    "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+    "num_hidden_layers": 3,
+    "tie_word_embeddings": True,
+    "query_pre_attn_scalar": 16,
+    "norm_noise": 0.3,
+}
+
+
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_checkpoint(tmp_path_factory.mktemp("gguf") / "llama", "llama")
@@ -62,6 +73,7 @@ def assert_same_model(gguf_model: LoadedModel, reference: LoadedModel) -> None:
         ("qwen2", {}),
         ("qwen3", {}),
         ("mistral", {}),
+        ("gemma3_text", GEMMA3),
     ],
 )
 def test_f32_file_equals_the_safetensors_checkpoint(
@@ -245,3 +257,17 @@ def test_without_a_compiler_auto_serves_float16_and_q4_1_is_refused(
     assert load_model(tmp_path / "model.gguf", device="cpu", weights="auto").weights == "float16"
     with pytest.raises(ModelLoadError, match=r"weights q4_1: could not run .*no-such-compiler"):
         load_model(tmp_path / "model.gguf", device="cpu", weights="q4_1")
+
+
+def test_gemma3_file_refusals_name_the_problem(tmp_path: Path) -> None:
+    checkpoint = make_tiny_checkpoint(tmp_path / "gemma", "gemma3_text", **GEMMA3)
+    pattern = gguf.Keys.Attention.SLIDING_WINDOW_PATTERN.format(arch="gemma3")
+    write_gguf(
+        checkpoint, tmp_path / "pattern.gguf", metadata={pattern: ([True, False], gguf.GGUFValueType.ARRAY)}
+    )
+    assert "sliding-window layer pattern of 2 entries for 3 layers" in _refusal(tmp_path / "pattern.gguf")
+    cap = gguf.Keys.LLM.FINAL_LOGIT_SOFTCAPPING.format(arch="gemma3")
+    write_gguf(checkpoint, tmp_path / "cap.gguf", metadata={cap: (30.0, gguf.GGUFValueType.FLOAT32)})
+    assert "final_logit_softcapping=30.0 is not supported" in _refusal(tmp_path / "cap.gguf")
+    write_gguf(checkpoint, tmp_path / "norm.gguf", drop=("model.layers.1.post_feedforward_layernorm.weight",))
+    assert "lacks weight model.layers.1.post_feedforward_layernorm.weight" in _refusal(tmp_path / "norm.gguf")

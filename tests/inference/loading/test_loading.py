@@ -113,7 +113,9 @@ def test_unsupported_architecture(broken: Path) -> None:
     config = json.loads((broken / "config.json").read_text())
     config["model_type"] = "gpt2"
     (broken / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ModelLoadError, match=r"unsupported architecture 'gpt2' .*supported: llama, mistral"):
+    with pytest.raises(
+        ModelLoadError, match=r"unsupported architecture 'gpt2' .*supported: gemma3_text, llama, mistral"
+    ):
         load_model(broken, device="cpu")
 
 

@@ -19,9 +19,9 @@ TEXT = (
 )
 
 
-@pytest.fixture(scope="module", params=["llama", "qwen3", "mistral"])
+@pytest.fixture(scope="module", params=["llama", "qwen3", "mistral", "gemma3_text"])
 def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
-    extra = {"sliding_window": 5} if request.param == "mistral" else {}
+    extra: dict[str, object] = {"sliding_window": 5} if request.param in ("mistral", "gemma3_text") else {}
     path: Path = make_tiny_checkpoint(tmp_path_factory.mktemp(request.param), request.param, **extra)
     return load_model(path, device="cpu")
 
@@ -115,6 +115,41 @@ def test_causal_mask_with_sliding_window() -> None:
     )
     assert torch.equal(mask, expected)
     assert causal_mask(num_new=1, context_len=6, sliding_window=None, device=torch.device("cpu")) is None
+    # Keys from position 2 on only (the blocks before are not read): the same rows, minus two columns.
+    shifted = causal_mask(num_new=3, context_len=6, sliding_window=2, device=torch.device("cpu"), key_start=2)
+    assert shifted is not None and torch.equal(shifted, expected[:, 2:])
+    assert causal_mask(num_new=1, context_len=6, sliding_window=2, device=torch.device("cpu"), key_start=4) is None
+
+
+def test_local_layers_read_only_the_blocks_of_their_window(loaded: LoadedModel) -> None:
+    """Poisoning (NaN) every block of a sliding-window layer that lies wholly before the window of
+    the first token fed leaves the logits as they were: those blocks are not read, so the attention
+    of a local layer costs its window whatever the context."""
+    window = loaded.config.layer_sliding_windows[0]
+    if window is None:
+        pytest.skip("no sliding window")
+    ids = loaded.tokenizer.encode(TEXT)
+    n_blocks = (len(ids) + BLOCK - 1) // BLOCK
+    table = torch.arange(n_blocks)
+    local = [i for i, w in enumerate(loaded.config.layer_sliding_windows) if w is not None]
+    split = len(ids) - 3  # then a decode-sized call of 3 rows
+    unseen_blocks = (split - window + 1) // BLOCK
+    assert unseen_blocks >= 2
+    results = []
+    for poison in (False, True):
+        kv = KVCache.allocate(loaded.config, n_blocks, BLOCK, torch.float32, "cpu")
+        out = []
+        for start, end in ((0, split), (split, len(ids))):
+            if poison and start:
+                for layer in local:
+                    kv.k[layer][:, :unseen_blocks] = float("nan")
+                    kv.v[layer][:, :unseen_blocks] = float("nan")
+            pos = torch.arange(start, end)
+            meta = AttentionMetadata(table[pos // BLOCK] * BLOCK + pos % BLOCK, table, end, BLOCK)
+            with torch.inference_mode():
+                out.append(loaded.model(torch.tensor(ids[start:end]), pos, kv, meta))
+        results.append(out[1])
+    assert torch.equal(results[1], results[0])
 
 
 def test_kv_cache_sizes() -> None:

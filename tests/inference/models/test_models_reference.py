@@ -49,6 +49,19 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "qwen2-tied-sharded": ("qwen2", {"tie_word_embeddings": True, "max_shard_size": "40KB"}),
     "qwen3": ("qwen3", {}),
     "mistral-window": ("mistral", {"sliding_window": 6}),
+    # Local layers (window 6, RoPE base 10k) around a global one (base 1M), an attention scale that
+    # is not head_dim's, norms away from their initial values (Gemma's (1 + w) is checked).
+    "gemma3": (
+        "gemma3_text",
+        {
+            "sliding_window": 6,
+            "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+            "num_hidden_layers": 3,
+            "query_pre_attn_scalar": 24,
+            "tie_word_embeddings": True,
+            "norm_noise": 0.3,
+        },
+    ),
 }
 
 
