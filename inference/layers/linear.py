@@ -24,6 +24,14 @@ every `nn.Linear` is swapped for one of the modules below, all computing y = x W
   row goes through the same arithmetic whatever the other rows of its call: within the form a cache
   hit equals a miss and verification equals plain decoding bit for bit.
 
+* native: a GGUF file's matrices in their own blocks, where the memory-mapped file holds them
+  (`inference.layers.gguf_linear`): Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K read in place by
+  this project's kernels with float32 activations and sums, so the outputs are float32's on the
+  file's exact weights up to rounding order; the embeddings are dequantized a looked-up row at a
+  time. Built by the GGUF reader (`loading.gguf_weights.read_native_state`); a matrix in another
+  type (F16, F32, a quantization without a kernel) is a plain linear packed here, in float16 where
+  that holds it exactly, else float32.
+
 No other int8-activation form: the maintained int8 and int4 kernels at hand either quantize the
 activations too, one scale per call (fbgemm's `linear_dynamic`: greedy completions leave float32's
 within a few tokens, and a row's output depends on the other rows of its call, so a cache hit would
@@ -42,11 +50,14 @@ import torch
 from torch import nn
 
 from inference.layers.block_linear import Q4_1Linear, Q8_0Linear, block_quantizable, pack_block_linear
+from inference.layers.gguf_linear import ConcatenatedLinear
 from inference.layers.int8_activation_linear import Q4_1Q8Linear, Q8_0Q8Linear
 
-WEIGHT_FORMATS = ("float32", "float16", "q4_1", "q4_1_q8")
+WEIGHT_FORMATS = ("float32", "float16", "q4_1", "q4_1_q8", "native")
 # The forms served by this project's kernels (`kernels/`), which also normalise with them.
-KERNEL_FORMS = frozenset({"q4_1", "q4_1_q8"})
+KERNEL_FORMS = frozenset({"q4_1", "q4_1_q8", "native"})
+# The form that keeps a GGUF file's blocks: its matrices come packed from the reader.
+NATIVE_FORM = "native"
 # The forms whose rows must come out bit-identical whatever the other rows of a call: with 8-bit
 # activations a last-bit difference upstream (SDPA against the kernels' attention) can move a code
 # and so the output, so every row of these goes through the same kernels (attention included).
@@ -103,17 +114,34 @@ def _int8_activation_packer(linear: nn.Linear, name: str) -> nn.Module:
     return Q8_0Q8Linear(packed) if isinstance(packed, Q8_0Linear) else packed
 
 
+def _exact_packer(linear: nn.Linear, _name: str) -> nn.Module:
+    """float16 where that holds the weights exactly (an F16 tensor of the file), else float32."""
+    weight = linear.weight.detach().float()
+    if torch.equal(weight.half().float(), weight):
+        return Float16Linear(linear)
+    return TransposedLinear(linear)
+
+
 _PACKERS: dict[str, Callable[[nn.Linear, str], nn.Module]] = {
     "float32": lambda linear, _name: TransposedLinear(linear),
     "float16": lambda linear, _name: Float16Linear(linear),
     "q4_1": _block_packer,
     "q4_1_q8": _int8_activation_packer,
+    NATIVE_FORM: _exact_packer,
 }
 
 
-def concat_linears(*linears: nn.Linear) -> nn.Linear:
+def concat_linears(*linears: nn.Module) -> nn.Module:
     """One linear whose output is the outputs of `linears` side by side (they share the input), so
-    one matrix product replaces several."""
+    one matrix product replaces several; linears already packed (a GGUF file's blocks) are kept
+    apart, each read where it lies, and their outputs joined."""
+    if not all(isinstance(linear, nn.Linear) for linear in linears):
+        widths = [int(linear.out_features) for linear in linears]  # type: ignore[arg-type]
+        return ConcatenatedLinear(list(linears), int(linears[0].in_features), sum(widths))  # type: ignore[arg-type]
+    return _stacked(*(linear for linear in linears if isinstance(linear, nn.Linear)))
+
+
+def _stacked(*linears: nn.Linear) -> nn.Linear:
     first = linears[0]
     fused = nn.Linear(
         first.in_features,

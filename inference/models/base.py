@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from inference.layers.attention import ALL_ROWS, KERNEL_MAX_TOKENS, Attention
+from inference.layers.gguf_linear import BlockMatrix, GGUFEmbedding, GGUFLinear
 from inference.models.decoder_layer import DecoderLayer, FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.layers.linear import KERNEL_FORMS, ROW_EXACT_FORMS, pack_linears
@@ -61,6 +62,27 @@ class CausalLM(nn.Module):
             self.lm_head.weight = self.model.embed_tokens.weight
         # Counted once here (a tied head shares the embeddings): packing copies and repacks weights.
         self.parameter_count = sum(p.numel() for p in self.parameters())
+
+    def place_blocks(self, blocks: dict[str, BlockMatrix]) -> None:
+        """Serve the weights `blocks` names (`<module>.weight`: a linear or the embeddings) from a GGUF
+        file's own blocks: each such module becomes its block form, its bias kept; a tied output
+        head reads the embeddings' blocks. Before `pack_weights`, which packs what is left."""
+        for name, matrix in blocks.items():
+            path, _, leaf = name.rpartition(".")
+            parent_path, _, attribute = path.rpartition(".")
+            parent = self.get_submodule(parent_path)
+            module = getattr(parent, attribute)
+            if leaf != "weight" or not isinstance(module, (nn.Linear, nn.Embedding)):
+                raise ValueError(f"{name} is not a linear's or an embedding's weight")
+            if tuple(module.weight.shape) != matrix.shape:
+                raise ValueError(f"{name} has shape {matrix.shape}, the model expects {tuple(module.weight.shape)}")
+            if isinstance(module, nn.Embedding):
+                setattr(parent, attribute, GGUFEmbedding(matrix))
+            else:
+                setattr(parent, attribute, GGUFLinear(matrix, module.bias))
+        embeddings = blocks.get("model.embed_tokens.weight")
+        if self.config.tie_word_embeddings and embeddings is not None:
+            self.lm_head = GGUFLinear(embeddings)  # type: ignore[assignment]
 
     def pack_weights(self, weights: str) -> None:
         """Store the projections for CPU inference in `weights` form (see `inference.layers.linear`):

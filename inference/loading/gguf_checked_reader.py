@@ -1,0 +1,42 @@
+"""`gguf.GGUFReader` that names the tensor when a file's tensor table cannot be mapped.
+
+The reader maps each tensor's bytes as it lists them; a type number it does not know, a row length
+its type cannot hold or a tensor running past the end of the file (a truncated download) otherwise
+surface as an anonymous numpy or enum error. Checked first here, each becomes one sentence naming
+the tensor, raised before any tensor is mapped, so nothing is half-loaded.
+"""
+
+from __future__ import annotations
+
+import gguf
+import numpy as np
+from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, ReaderField
+
+
+def _problem(field: ReaderField, start: int, file_bytes: int) -> str | None:
+    _name_length, name_data, _dims_count, dims, raw_type, offset = field.parts
+    name = bytes(name_data).decode("utf-8", errors="replace")
+    try:
+        qtype = GGMLQuantizationType(int(raw_type[0]))
+    except ValueError:
+        return f"tensor {name} has type number {int(raw_type[0])}, which no GGUF reader knows"
+    per_block, block_bytes = GGML_QUANT_SIZES[qtype]
+    row = int(dims[0]) if len(dims) else 1
+    if row % per_block:
+        return f"tensor {name}: rows of {row} weights do not split into {qtype.name} blocks of {per_block}"
+    needed = int(np.prod(dims.astype(np.int64))) // per_block * block_bytes
+    present = max(0, file_bytes - (start + int(offset[0])))
+    if needed > present:
+        return f"tensor {name} is truncated: {present} of its {needed} bytes are in the file"
+    return None
+
+
+class CheckedReader(gguf.GGUFReader):
+    """A `GGUFReader` whose tensor table is checked before it is mapped (raises ValueError)."""
+
+    def _build_tensors(self, start_offs: int, fields: list[ReaderField]) -> None:
+        for field in fields:
+            problem = _problem(field, start_offs, len(self.data))
+            if problem is not None:
+                raise ValueError(problem)
+        super()._build_tensors(start_offs, fields)
