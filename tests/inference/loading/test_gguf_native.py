@@ -12,12 +12,21 @@ import pytest
 import torch
 from gguf import GGMLQuantizationType as Q
 
+from inference.config import SamplingParams, SpecMode
+from inference.engine.sequence import Request
 from inference.layers.gguf_linear import KERNEL_TYPES, ConcatenatedLinear, GGUFEmbedding, GGUFLinear
 from inference.layers.linear import Float16Linear, TransposedLinear
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from tests.fixtures.tiny_gguf import write_gguf
 from tests.fixtures.tiny_models import make_tiny_checkpoint
-from tests.inference.engine.engine_helpers import assert_cache_hit_and_speculation_exact, one_torch_thread
+from tests.inference.engine.engine_helpers import (
+    PROMPTS,
+    assert_cache_hit_and_speculation_exact,
+    make_engine,
+    one_torch_thread,
+    run_all,
+    tiny_k_quant_model,
+)
 from tests.inference.models.test_models_reference import LONG_PROMPT, paged_logits
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
@@ -222,3 +231,19 @@ def test_an_unknown_type_and_a_row_the_type_cannot_hold_are_refused_naming_the_t
     assert "tensor blk.0.ffn_up.weight: rows of 48 weights do not split into Q4_0 blocks of 32" in _refusal(
         odd
     )
+
+
+def test_several_sessions_at_once_equal_each_alone(tmp_path: Path) -> None:
+    """Batched decoding (the few-row kernels over several sequences' rows, prompt lookup on) gives each
+    session the tokens it gets alone."""
+    model = tiny_k_quant_model(tmp_path, seed=3)
+
+    def request(index: int) -> Request:
+        ids = model.tokenizer.encode(PROMPTS[index])
+        sampling = SamplingParams(max_tokens=16, ignore_eos=True)
+        return Request(f"r{index}", prompt_token_ids=ids, sampling=sampling, spec_mode=SpecMode.NGRAM)
+
+    together = run_all(make_engine(model), [request(i) for i in range(3)])
+    for index in range(3):
+        alone = run_all(make_engine(model), [request(index)])[f"r{index}"]
+        assert together[f"r{index}"].token_ids == alone.token_ids
