@@ -1,15 +1,23 @@
-"""`gguf.GGUFReader` that names the tensor when a file's tensor table cannot be mapped.
+"""`gguf.GGUFReader` that names the tensor when a file's tensor table cannot be mapped, and reads the
+metadata faster.
 
 The reader maps each tensor's bytes as it lists them; a type number it does not know, a row length
 its type cannot hold or a tensor running past the end of the file (a truncated download) otherwise
 surface as an anonymous numpy or enum error. Checked first here, each becomes one sentence naming
 the tensor, raised before any tensor is mapped, so nothing is half-loaded.
+
+The reader takes one view of the mapped file per metadata value, about 200,000 for a 49,152-token
+vocabulary; views of a `np.memmap` each run its `__array_finalize__`, so the fields are read from a
+plain array over the same mapping instead (about three times faster; nothing is copied).
 """
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import gguf
 import numpy as np
+import numpy.typing as npt
 from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, ReaderField
 
 
@@ -33,6 +41,22 @@ def _problem(field: ReaderField, start: int, file_bytes: int) -> str | None:
 
 class CheckedReader(gguf.GGUFReader):
     """A `GGUFReader` whose tensor table is checked before it is mapped (raises ValueError)."""
+
+    def _build_fields(self, offs: int, count: int) -> int:
+        self.data = self.data.view(np.ndarray)  # type: ignore[assignment]  # the same mapping, no per-view cost
+        return super()._build_fields(offs, count)
+
+    def _get(
+        self,
+        offset: int,
+        dtype: npt.DTypeLike,
+        count: int = 1,
+        override_order: Literal["I", "S", "<"] | None = None,
+    ) -> npt.NDArray[Any]:
+        kind = np.dtype(dtype)
+        count = int(count)
+        values = self.data[offset : offset + kind.itemsize * count].view(kind)
+        return values.view(kind.newbyteorder(self.byte_order if override_order is None else override_order))
 
     def _build_tensors(self, start_offs: int, fields: list[ReaderField]) -> None:
         for field in fields:
