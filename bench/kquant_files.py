@@ -29,8 +29,8 @@ WIDE_SHAPE = {
     "block_count": 28,
     "embedding_length": 1536,
     "feed_forward_length": 8960,
-    "head_count": 12,
-    "head_count_kv": 2,
+    "attention.head_count": 12,
+    "attention.head_count_kv": 2,
 }
 
 
@@ -79,8 +79,8 @@ def random_wide_copy(source: Path, out: Path, seed: int = 0) -> None:
     reader = gguf.GGUFReader(source)
     vocab = len(reader.fields["tokenizer.ggml.tokens"].data)
     width, inner = WIDE_SHAPE["embedding_length"], WIDE_SHAPE["feed_forward_length"]
-    head = width // WIDE_SHAPE["head_count"]
-    kv = head * WIDE_SHAPE["head_count_kv"]
+    head = width // WIDE_SHAPE["attention.head_count"]
+    kv = head * WIDE_SHAPE["attention.head_count_kv"]
     rng = np.random.default_rng(seed)
 
     def matrix(rows: int, columns: int) -> np.ndarray:

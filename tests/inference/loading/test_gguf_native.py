@@ -165,6 +165,19 @@ def test_a_type_without_a_kernel_is_named_and_served_exactly(
     assert "no kernel" not in caplog.text  # float tensors are no quantization to name
 
 
+def test_a_quantization_without_a_kernel_is_named_and_served_dequantized(
+    wide_llama: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types={"layers.1.mlp.up": Q.Q3_K})
+    with caplog.at_level("WARNING"):
+        served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
+    assert served.weights == "native"
+    assert "tensor blk.1.ffn_up.weight is Q3_K, which has no kernel: served dequantized" in caplog.text
+    up = served.model.model.layers[1].mlp.gate_up_proj.parts[1]
+    assert isinstance(up, TransposedLinear)
+    assert_float32s_logits(served, tmp_path / "model.gguf")
+
+
 def test_native_is_refused_for_a_checkpoint_without_blocks(llama: Path, tmp_path: Path) -> None:
     write_gguf(llama, tmp_path / "model.gguf", Q.F32)
     with pytest.raises(ModelLoadError, match="weights native serve a GGUF file's own quantized blocks"):
