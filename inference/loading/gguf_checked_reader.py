@@ -8,17 +8,20 @@ the tensor, raised before any tensor is mapped, so nothing is half-loaded.
 
 The reader takes one view of the mapped file per metadata value, about 200,000 for a 49,152-token
 vocabulary; views of a `np.memmap` each run its `__array_finalize__`, so the fields are read from a
-plain array over the same mapping instead (about three times faster; nothing is copied).
+plain array over the same mapping instead, and an array of strings (the vocabulary, the merges) is
+walked with `struct` rather than by a call per string (together about six times faster; nothing is
+copied, and the fields are the same arrays).
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Any, Literal
 
 import gguf
 import numpy as np
 import numpy.typing as npt
-from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, ReaderField
+from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFValueType, ReaderField
 
 
 def _problem(field: ReaderField, start: int, file_bytes: int) -> str | None:
@@ -45,6 +48,29 @@ class CheckedReader(gguf.GGUFReader):
     def _build_fields(self, offs: int, count: int) -> int:
         self.data = self.data.view(np.ndarray)  # type: ignore[assignment]  # the same mapping, no per-view cost
         return super()._build_fields(offs, count)
+
+    def _get_field_parts(
+        self, orig_offs: int, raw_type: int
+    ) -> tuple[int, list[npt.NDArray[Any]], list[int], list[GGUFValueType]]:
+        strings = (
+            raw_type == GGUFValueType.ARRAY
+            and self.byte_order == "I"
+            and int(self._get(orig_offs, np.uint32)[0]) == GGUFValueType.STRING
+        )
+        if not strings:
+            return super()._get_field_parts(orig_offs, raw_type)
+        item_type, count = self._get(orig_offs, np.uint32), self._get(orig_offs + 4, np.uint64)
+        parts: list[npt.NDArray[Any]] = [item_type, count]
+        indices: list[int] = []
+        data, offset = self.data, orig_offs + 12
+        view = memoryview(data)  # type: ignore[arg-type]  # an ndarray exports its buffer
+        for _ in range(int(count[0])):
+            (length,) = struct.unpack_from("<Q", view, offset)
+            parts += (data[offset : offset + 8].view(np.uint64), data[offset + 8 : offset + 8 + length])
+            indices.append(len(parts) - 1)
+            offset += 8 + length
+        types = [GGUFValueType.ARRAY] + ([GGUFValueType.STRING] if int(count[0]) else [])
+        return offset - orig_offs, parts, indices, types
 
     def _get(
         self,
