@@ -15,7 +15,11 @@ namespace codedraft::gguf {
 inline float half_at(const uint8_t* p) {
   uint16_t bits;
   std::memcpy(&bits, p, 2);
+#ifdef CODEDRAFT_AVX2
+  return _cvtsh_ss(bits);  // F16C: the same exact widening in one instruction
+#else
   return static_cast<float>(c10::Half(bits, c10::Half::from_bits()));
+#endif
 }
 
 #ifdef CODEDRAFT_AVX2
@@ -40,6 +44,21 @@ inline __m256i high_nibbles(__m256i v) { return low_nibbles(_mm256_srli_epi16(v,
 inline __m256i load32(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 #endif
 
+#ifdef CODEDRAFT_AVX2
+// Eight bytes at p as eight int32 lanes (one widening each, instead of splitting a 32-byte register).
+inline __m256i bytes8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i signed8(const uint8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+// 16 bytes of nibbles (weight j low nibble of byte j, weight 16 + j its high nibble) as four groups
+// of eight int32 lanes, `bias` subtracted.
+inline void nibble_lanes(const uint8_t* q, int bias, __m256i out[4]) {
+  const __m256i low = bytes8(q), high = bytes8(q + 8), mask = _mm256_set1_epi32(0x0F), b = _mm256_set1_epi32(bias);
+  out[0] = _mm256_sub_epi32(_mm256_and_si256(low, mask), b);
+  out[1] = _mm256_sub_epi32(_mm256_and_si256(high, mask), b);
+  out[2] = _mm256_sub_epi32(_mm256_srli_epi32(low, 4), b);
+  out[3] = _mm256_sub_epi32(_mm256_srli_epi32(high, 4), b);
+}
+#endif
+
 inline bool bit_at(const uint8_t* qh, int j) { return (qh[j / 8] >> (j % 8)) & 1; }
 
 // Q4_0: d, 16 bytes of nibbles; w = d * (q - 8).
@@ -51,6 +70,7 @@ struct Q4_0 {
   }
 #ifdef CODEDRAFT_AVX2
   static __m256i codes(const uint8_t* b, int) { return _mm256_sub_epi8(nibbles16(b + 2), _mm256_set1_epi8(8)); }
+  static void lanes(const uint8_t* b, int, __m256i out[4]) { nibble_lanes(b + 2, 8, out); }
 #endif
 };
 
@@ -65,6 +85,7 @@ struct Q4_1 {
   }
 #ifdef CODEDRAFT_AVX2
   static __m256i codes(const uint8_t* b, int) { return nibbles16(b + 4); }
+  static void lanes(const uint8_t* b, int, __m256i out[4]) { nibble_lanes(b + 4, 0, out); }
 #endif
 };
 
@@ -109,6 +130,9 @@ struct Q8_0 {
   static void codes(const uint8_t* b, int, int8_t* c) { std::memcpy(c, b + 2, 32); }
 #ifdef CODEDRAFT_AVX2
   static __m256i codes(const uint8_t* b, int) { return load32(b + 2); }
+  static void lanes(const uint8_t* b, int, __m256i out[4]) {
+    for (int i = 0; i < 4; ++i) out[i] = signed8(b + 2 + 8 * i);
+  }
 #endif
 };
 
@@ -143,6 +167,14 @@ struct Q4_K {
   static __m256i codes(const uint8_t* b, int s) {
     const __m256i q = load32(b + 16 + 32 * (s / 2));
     return s % 2 ? high_nibbles(q) : low_nibbles(q);
+  }
+  static void lanes(const uint8_t* b, int s, __m256i out[4]) {
+    const uint8_t* q = b + 16 + 32 * (s / 2);
+    const __m256i mask = _mm256_set1_epi32(0x0F);
+    for (int i = 0; i < 4; ++i) {
+      const __m256i v = bytes8(q + 8 * i);
+      out[i] = s % 2 ? _mm256_srli_epi32(v, 4) : _mm256_and_si256(v, mask);
+    }
   }
 #endif
 };

@@ -37,9 +37,9 @@ void rows_times_blocks(const float* x, int64_t ldx, const float* xsums, const Bl
   const int64_t blocks = w.subs / B::kSubs;
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* row = w.data + n * w.row_bytes;
-    Lanes acc[R];
+    Lanes low_acc[R], high_acc[R];  // two chains of fused multiply-adds per row, not one twice as long
     float offset[R];
-    for (int r = 0; r < R; ++r) acc[r] = zero(), offset[r] = 0.f;
+    for (int r = 0; r < R; ++r) low_acc[r] = zero(), high_acc[r] = zero(), offset[r] = 0.f;
     for (int64_t b = 0; b < blocks; ++b) {
       const uint8_t* block = row + b * B::kBytes;
       for (int s = 0; s < B::kSubs; ++s) {
@@ -53,12 +53,13 @@ void rows_times_blocks(const float* x, int64_t ldx, const float* xsums, const Bl
           const float* xb = x + r * ldx + sub * kSub;
           const Lanes low = fmadd(load(xb + 8), c[1], mul(load(xb), c[0]));
           const Lanes high = fmadd(load(xb + 24), c[3], mul(load(xb + 16), c[2]));
-          acc[r] = fmadd(high, high_factor, fmadd(low, low_factor, acc[r]));
+          low_acc[r] = fmadd(low, low_factor, low_acc[r]);
+          high_acc[r] = fmadd(high, high_factor, high_acc[r]);
           if constexpr (adds<B>()) offset[r] += term * xsums[r * w.subs + sub];
         }
       }
     }
-    for (int r = 0; r < R; ++r) y[r * ldy + n] = sum(acc[r]) + offset[r];
+    for (int r = 0; r < R; ++r) y[r * ldy + n] = sum(add(low_acc[r], high_acc[r])) + offset[r];
   }
 }
 
