@@ -260,3 +260,17 @@ def test_several_sessions_at_once_equal_each_alone(tmp_path: Path) -> None:
     for index in range(3):
         alone = run_all(make_engine(model), [request(index)])[f"r{index}"]
         assert together[f"r{index}"].token_ids == alone.token_ids
+
+
+def test_without_a_compiler_auto_serves_float16_and_native_is_refused(
+    wide_llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inference.layers import cpu_kernels
+
+    write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K)
+    monkeypatch.setattr(cpu_kernels, "_loaded", None)
+    monkeypatch.setenv("CODEDRAFT_KERNEL_CACHE", str(tmp_path / "kernels"))
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    assert load_model(tmp_path / "model.gguf", device="cpu", weights="auto").weights == "float16"
+    with pytest.raises(ModelLoadError, match=r"weights native: could not run .*no-such-compiler"):
+        load_model(tmp_path / "model.gguf", device="cpu", weights="native")
