@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,6 +196,23 @@ def default_gguf() -> Path | None:
     return packaged_gguf()
 
 
+def _served_forms(source: Path, forms: list[str]) -> dict[str, LoadedModel]:
+    """Each weights form of `source`, timed. A GGUF file is loaded once per form (the native form
+    keeps its blocks in the mapped file, so it cannot be packed from a float copy); a folder is loaded
+    once in its own layout and each form packs a copy."""
+    served: dict[str, LoadedModel] = {}
+    if source.suffix == ".gguf":
+        for form in forms:
+            started = time.perf_counter()
+            served[form] = load_model(source, "cpu", weights=None if form == "checkpoint" else form)
+            print(
+                f"codedraft {form} ({served[form].weights}): ready in {time.perf_counter() - started:.1f} s"
+            )
+        return served
+    loaded = load_model(source, "cpu")  # the checkpoint's layout; each form packs a copy
+    return {form: with_weights(loaded, form) for form in forms}
+
+
 def main(argv: list[str]) -> int:
     """Run the side-by-side benchmark (see --help); returns the exit code."""
     parser = argparse.ArgumentParser(
@@ -213,8 +231,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--weights",
         default="auto",
-        help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16|q4_1, or "
-        "checkpoint: the unpacked layout; greedy agreement is measured against the first)",
+        help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16|q4_1|"
+        "native, or checkpoint: the unpacked layout; greedy agreement is measured against the first)",
     )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,decode,refactor")
     parser.add_argument(
@@ -236,12 +254,14 @@ def main(argv: list[str]) -> int:
     threads = torch.get_num_threads()
     forms = [f.strip() for f in args.weights.split(",") if f.strip()]
     try:
-        loaded = load_model(args.model or gguf, "cpu")  # the checkpoint's layout; each form packs a copy
-        served = {form: with_weights(loaded, form) for form in forms}
+        served = _served_forms(args.model or gguf, forms)
     except ModelLoadError as error:
         parser.error(str(error))
+    loaded = next(iter(served.values()))
     try:
+        started = time.perf_counter()
         theirs = LlamaCppRunner(str(gguf), n_ctx=loaded.config.max_position_embeddings, threads=threads)
+        print(f"llama.cpp: ready in {time.perf_counter() - started:.1f} s")
     except LlamaCppUnavailable as error:
         parser.error(str(error))
     ours = {form: CodedraftRunner(model, CpuThreads(threads)) for form, model in served.items()}

@@ -5,7 +5,8 @@ The source is compiled on first use with the system's C++ compiler (`$CXX`, else
 installed torch, for this CPU (`-march=native`: AVX2 and AVX-512 VNNI where it has them, plain loops
 elsewhere), into `~/.cache/codedraft/kernels` (or `$CODEDRAFT_KERNEL_CACHE`), named by a hash of
 everything that shapes the binary, so later processes load it at once: the compile is paid once per
-machine and torch version (figures: docs/benchmarks.md).
+machine and torch version (figures: docs/benchmarks.md). `CODEDRAFT_KERNEL_PORTABLE=1` builds the
+plain-loop paths even where the CPU has AVX2 (the tests compare the two).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ SOURCE = SOURCES / "library.cpp"
 # (the rotary of `rotate_store_attend` against `rotary.apply_rotary`); fused multiply-adds only where
 # the intrinsics ask for them.
 _FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fopenmp", "-shared", "-fPIC", "-std=c++20", "-w")
+PORTABLE_VARIABLE = "CODEDRAFT_KERNEL_PORTABLE"
 _lock = threading.Lock()
 _loaded: Path | None = None
 
@@ -69,12 +71,17 @@ def _torch_paths() -> tuple[Path, Path]:
     return root / "include", root / "lib"
 
 
+def _flags() -> tuple[str, ...]:
+    portable = os.environ.get(PORTABLE_VARIABLE) == "1"
+    return (*_FLAGS, "-DCODEDRAFT_PORTABLE") if portable else _FLAGS
+
+
 def _command(compiler: str, output: Path) -> list[str]:
     include, lib = _torch_paths()
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     return [
         compiler,
-        *_FLAGS,
+        *_flags(),
         f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
         f"-I{include}",
         f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}",
@@ -95,7 +102,7 @@ def _library_path(compiler: str) -> Path:
     for part in (*parts, torch.__version__.encode(), compiler.encode(), _cpu_flags().encode()):
         key.update(part)
         key.update(b"\0")
-    key.update(" ".join(_FLAGS).encode())
+    key.update(" ".join(_flags()).encode())
     return cache_dir() / f"cpu_kernels-{key.hexdigest()[:16]}.so"
 
 

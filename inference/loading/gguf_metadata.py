@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import gguf
 from gguf import Keys
 
 from inference.layers.rotary import RotaryEmbedding
+from inference.loading.gguf_checked_reader import CheckedReader
 from inference.loading.model_form import ModelLoadError
 from inference.model_config import ModelConfig
 
@@ -30,7 +30,7 @@ class GGUFFile:
 
     def __init__(self, path: Path) -> None:
         try:
-            self.reader = gguf.GGUFReader(path)
+            self.reader = CheckedReader(path)
         except Exception as exc:  # the reader raises ValueError, struct or numpy errors on a damaged file
             raise ModelLoadError(f"cannot read GGUF file {path}: {type(exc).__name__}: {exc}") from exc
         self.path = path

@@ -1,16 +1,24 @@
-"""The tensors of a GGUF file as a Hugging Face state dict: renamed, dequantized by `gguf`, unpermuted."""
+"""The tensors of a GGUF file as a Hugging Face state dict: renamed, dequantized by `gguf`, unpermuted;
+or, for the native weights form, each matrix in a kernel's block type left in its blocks where the
+file's memory map holds them (`read_native_state`)."""
 
 from __future__ import annotations
 
+import logging
+import warnings
+
 import numpy as np
 import torch
-from gguf import MODEL_ARCH, GGMLQuantizationType, ReaderTensor, get_tensor_name_map
+from gguf import GGML_QUANT_SIZES, MODEL_ARCH, GGMLQuantizationType, ReaderTensor, get_tensor_name_map
 from gguf.quants import dequantize
 
+from inference.layers.gguf_linear import KERNEL_TYPES, BlockMatrix
 from inference.loading.gguf_metadata import GGUFFile
 from inference.loading.model_form import ModelLoadError
 from inference.model_config import ModelConfig
 from inference.models.registry import architecture_for
+
+log = logging.getLogger(__name__)
 
 # The tensor types that `gguf.quants` dequantizes and llama.cpp writes for the models we load.
 SUPPORTED_TYPES = frozenset(
@@ -52,10 +60,20 @@ def block_quantized(file: GGUFFile) -> bool:
     return bool(matrices) and all(t.tensor_type in BLOCK_FORM_TYPES for t in matrices)
 
 
-def weight_bytes(file: GGUFFile, dtype: torch.dtype) -> int:
-    """Bytes the file's weights take once dequantized to `dtype`."""
+def has_kernel_blocks(file: GGUFFile) -> bool:
+    """Whether a matrix of the file is stored in a block type the native form's kernels read."""
+    return any(len(t.shape) > 1 and t.tensor_type in KERNEL_TYPES for t in file.reader.tensors)
+
+
+def weight_bytes(file: GGUFFile, dtype: torch.dtype, native: bool = False) -> int:
+    """Bytes the file's weights take once dequantized to `dtype`; `native`: matrices in a kernel's
+    block type stay in the file's pages, counted at their own size."""
     elem = torch.empty((), dtype=dtype).element_size()
-    return sum(int(tensor.n_elements) for tensor in file.reader.tensors) * elem
+    total = 0
+    for tensor in file.reader.tensors:
+        kept = native and len(tensor.shape) > 1 and tensor.tensor_type in KERNEL_TYPES
+        total += int(tensor.n_bytes) if kept else int(tensor.n_elements) * elem
+    return total
 
 
 def _hf_names(config: ModelConfig) -> dict[str, str]:
@@ -87,25 +105,101 @@ def _values(tensor: ReaderTensor) -> np.ndarray:
     return values.reshape(tuple(int(d) for d in reversed(tensor.shape.tolist())))
 
 
-def read_state(
-    file: GGUFFile, config: ModelConfig, device: torch.device, dtype: torch.dtype
-) -> dict[str, torch.Tensor]:
-    """Every tensor of the file under its Hugging Face name, dequantized to `dtype` on `device`."""
+def _placed(file: GGUFFile, config: ModelConfig) -> list[tuple[ReaderTensor, str, int | None]]:
+    """Each tensor with its Hugging Face name and, for llama.cpp's permuted q/k rows, the head count
+    to unpermute by (None: kept in order)."""
     names = _hf_names(config)
     permuted = config.model_type in _PERMUTED
-    state: dict[str, torch.Tensor] = {}
+    placed: list[tuple[ReaderTensor, str, int | None]] = []
     for tensor in file.reader.tensors:
         name = names.get(tensor.name)
         if name is None:
             raise ModelLoadError(
                 f"tensor {tensor.name} of {file.path.name} has no place in a {config.model_type} model"
             )
-        values = _values(tensor)
+        heads = None
         if permuted and ".self_attn.q_proj." in name:
-            values = _unpermute(values, config.num_heads)
+            heads = config.num_heads
         elif permuted and ".self_attn.k_proj." in name:
-            values = _unpermute(values, config.num_kv_heads)
-        if not (values.flags.writeable and values.flags.c_contiguous):
-            values = np.array(values)  # F32 tensors arrive as read-only views of the mapped file
-        state[name] = torch.from_numpy(values).to(device=device, dtype=dtype)
-    return state
+            heads = config.num_kv_heads
+        placed.append((tensor, name, heads))
+    return placed
+
+
+def _float_tensor(
+    tensor: ReaderTensor, heads: int | None, device: torch.device, dtype: torch.dtype
+) -> torch.Tensor:
+    values = _values(tensor)
+    if heads is not None:
+        values = _unpermute(values, heads)
+    if not (values.flags.writeable and values.flags.c_contiguous):
+        values = np.array(values)  # F32 tensors arrive as read-only views of the mapped file
+    return torch.from_numpy(values).to(device=device, dtype=dtype)
+
+
+def read_state(
+    file: GGUFFile, config: ModelConfig, device: torch.device, dtype: torch.dtype
+) -> dict[str, torch.Tensor]:
+    """Every tensor of the file under its Hugging Face name, dequantized to `dtype` on `device`."""
+    return {
+        name: _float_tensor(tensor, heads, device, dtype) for tensor, name, heads in _placed(file, config)
+    }
+
+
+# Byte offsets of each block type's float16 factors (scales, minimums) within a block.
+_FACTOR_OFFSETS = {
+    GGMLQuantizationType.Q4_0: (0,),
+    GGMLQuantizationType.Q4_1: (0, 2),
+    GGMLQuantizationType.Q5_0: (0,),
+    GGMLQuantizationType.Q5_1: (0, 2),
+    GGMLQuantizationType.Q8_0: (0,),
+    GGMLQuantizationType.Q4_K: (0, 2),
+    GGMLQuantizationType.Q5_K: (0, 2),
+    GGMLQuantizationType.Q6_K: (208,),
+}
+
+
+def _block_matrix(file: GGUFFile, tensor: ReaderTensor, heads: int | None) -> BlockMatrix:
+    """The tensor's blocks as they lie in the mapped file (q/k: whole rows of blocks reordered, which
+    is exact as rows are independent), every factor checked finite (`CheckedReader` has checked the
+    rows split into blocks and every byte is in the file)."""
+    qtype = GGMLQuantizationType(tensor.tensor_type)
+    values_per_block, block_bytes = GGML_QUANT_SIZES[qtype]
+    columns, rows = (int(d) for d in tensor.shape[:2])
+    data = tensor.data.reshape(rows, columns // values_per_block * block_bytes)  # CheckedReader: all there
+    blocks = data.reshape(-1, block_bytes)
+    for offset in _FACTOR_OFFSETS[qtype]:
+        factors = np.ascontiguousarray(blocks[:, offset : offset + 2]).view(np.float16)
+        if not np.isfinite(factors).all():
+            where = f"tensor {tensor.name} of {file.path.name}"
+            raise ModelLoadError(f"{where} is corrupt: a {qtype.name} block has a non-finite scale")
+    if heads is not None:
+        data = np.ascontiguousarray(_unpermute(data, heads))
+    with warnings.catch_warnings():  # the mapping is read-only, and the kernels only read it
+        warnings.simplefilter("ignore", UserWarning)
+        return BlockMatrix(qtype, torch.from_numpy(data), columns)
+
+
+def read_native_state(
+    file: GGUFFile, config: ModelConfig
+) -> tuple[dict[str, torch.Tensor], dict[str, BlockMatrix]]:
+    """The native form's weights: (float32 tensors under their Hugging Face names, matrices in a
+    kernel's block type as `BlockMatrix`es). A quantized matrix in a type without a kernel is
+    dequantized (the exact, slower way) and named in the log."""
+    state: dict[str, torch.Tensor] = {}
+    blocks: dict[str, BlockMatrix] = {}
+    cpu = torch.device("cpu")
+    for tensor, name, heads in _placed(file, config):
+        if len(tensor.shape) > 1 and tensor.tensor_type in KERNEL_TYPES:
+            blocks[name] = _block_matrix(file, tensor, heads)
+            continue
+        if len(tensor.shape) > 1 and tensor.tensor_type not in _FLOAT_TYPES:
+            log.warning(
+                "%s: tensor %s is %s, which has no kernel: served dequantized to float32 (exact, slower)",
+                file.path.name, tensor.name, tensor.tensor_type.name,
+            )  # fmt: skip
+        state[name] = _float_tensor(tensor, heads, cpu, torch.float32)
+    return state, blocks
+
+
+_FLOAT_TYPES = frozenset({GGMLQuantizationType.F32, GGMLQuantizationType.F16, GGMLQuantizationType.BF16})

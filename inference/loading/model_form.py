@@ -16,7 +16,8 @@ import torch
 
 from inference.device import DeviceError, available_memory_bytes, default_dtype, resolve_device
 from inference.layers.cpu_kernels import KernelBuildError, load_cpu_kernels
-from inference.layers.linear import DEFAULT_CPU_WEIGHTS, KERNEL_FORMS, WEIGHT_FORMATS
+from inference.layers.gguf_linear import BlockMatrix
+from inference.layers.linear import DEFAULT_CPU_WEIGHTS, KERNEL_FORMS, NATIVE_FORM, WEIGHT_FORMATS
 from inference.model_config import ModelConfig
 from inference.models.base import CausalLM
 from inference.models.registry import ARCHITECTURES, architecture_for
@@ -53,28 +54,38 @@ class LoadedModel:
 
 
 def resolve_weights(
-    weights: str | None, device: torch.device, dtype: torch.dtype, block_quantized: bool = False
+    weights: str | None,
+    device: torch.device,
+    dtype: torch.dtype,
+    block_quantized: bool = False,
+    native: bool = False,
 ) -> str | None:
     """The weights form to build: `weights` itself, checked, or for "auto" the CPU default in float32
     and the checkpoint's own layout elsewhere. The CPU default is q4_1 for a checkpoint whose weights
-    that form holds exactly (`block_quantized`: a GGUF in Q4_1 / Q8_0) when its kernels build here,
-    else `DEFAULT_CPU_WEIGHTS`. Refuses a form the device or dtype cannot serve (the packed forms:
-    CPU and float32 only) and q4_1 where its kernels cannot be built."""
+    that form holds exactly (`block_quantized`: a GGUF in Q4_1 / Q8_0), native for any other GGUF
+    with matrices in a block type its kernels read (`native`), when the kernels build here; else
+    `DEFAULT_CPU_WEIGHTS`. Refuses a form the device or dtype cannot serve (the packed forms: CPU and
+    float32 only), a form whose kernels cannot be built, and native for a checkpoint without blocks."""
     if weights is None:
         return None
     if weights == "auto":
         if device.type != "cpu" or dtype != torch.float32:
             return None
-        if not block_quantized:
+        if not (block_quantized or native):
             return DEFAULT_CPU_WEIGHTS
+        chosen = "q4_1" if block_quantized else NATIVE_FORM
         try:
             load_cpu_kernels()
         except KernelBuildError as exc:
-            log.warning("serving %s weights instead of q4_1: %s", DEFAULT_CPU_WEIGHTS, exc)
+            log.warning("serving %s weights instead of %s: %s", DEFAULT_CPU_WEIGHTS, chosen, exc)
             return DEFAULT_CPU_WEIGHTS
-        return "q4_1"
+        return chosen
     if weights not in WEIGHT_FORMATS:
         raise ModelLoadError(f"unknown weights {weights!r} (choose from {', '.join(WEIGHT_FORMATS)})")
+    if weights == NATIVE_FORM and not native:
+        raise ModelLoadError(
+            "weights native serve a GGUF file's own quantized blocks; this checkpoint has none (use q4_1)"
+        )
     if weights != "float32" and (device.type != "cpu" or dtype != torch.float32):
         raise ModelLoadError(
             f"weights {weights} need the CPU and float32 activations (got {device.type}, {dtype}); "
@@ -94,13 +105,16 @@ def build_model(
     device: torch.device,
     described_by: str = "config.json",
     weights: str | None = None,
+    blocks: dict[str, BlockMatrix] | None = None,
 ) -> CausalLM:
     """The architecture of `config` holding the weights `state` (checked by name and shape), for inference.
 
     described_by: what the configuration came from, for the error messages.
     weights: on the CPU, how the projections are stored for serving (`inference.layers.linear`);
     None, or another device: plain `nn.Linear`s laid out as in the checkpoint.
+    blocks: weights left in a GGUF file's blocks (the native form), by name, beside `state`.
     """
+    blocks = blocks or {}
     architecture = architecture_for(config.model_type)
     if architecture is None:
         supported = ", ".join(sorted(ARCHITECTURES))
@@ -111,25 +125,28 @@ def build_model(
     if model.config.tie_word_embeddings:
         expected.discard("lm_head.weight")
         state.pop("lm_head.weight", None)
-    missing = sorted(expected - set(state))
+        blocks.pop("lm_head.weight", None)
+    missing = sorted(expected - set(state) - set(blocks))
     if missing:
         more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
         raise ModelLoadError(f"checkpoint lacks weight {missing[0]}{more}")
     # Older exports carry the rotary buffer; any other stray tensor means the config is not this model's.
-    unexpected = sorted(k for k in set(state) - expected if not k.endswith("rotary_emb.inv_freq"))
+    stray = (set(state) | set(blocks)) - expected
+    unexpected = sorted(k for k in stray if not k.endswith("rotary_emb.inv_freq"))
     if unexpected:
         more = f" and {len(unexpected) - 1} more" if len(unexpected) > 1 else ""
         raise ModelLoadError(
             f"checkpoint has weight {unexpected[0]}{more} that {described_by} does not describe"
         )
-    for name, tensor in state.items():
-        if name in expected and tuple(tensor.shape) != tuple(model.state_dict()[name].shape):
-            shape = tuple(model.state_dict()[name].shape)
-            raise ModelLoadError(
-                f"weight {name} has shape {tuple(tensor.shape)}, {described_by} implies {shape}"
-            )
+    shapes = {name: tuple(tensor.shape) for name, tensor in state.items()}
+    shapes.update((name, matrix.shape) for name, matrix in blocks.items())
+    for name, shape in shapes.items():
+        if name in expected and shape != tuple(model.state_dict()[name].shape):
+            implied = tuple(model.state_dict()[name].shape)
+            raise ModelLoadError(f"weight {name} has shape {shape}, {described_by} implies {implied}")
     model.load_state_dict({k: v for k, v in state.items() if k in expected}, strict=False, assign=True)
-    if model.config.tie_word_embeddings:
+    model.place_blocks(blocks)
+    if model.config.tie_word_embeddings and "model.embed_tokens.weight" not in blocks:
         model.lm_head.weight = model.model.embed_tokens.weight
     model.init_rotary(device)
     model.eval().requires_grad_(False)
@@ -180,11 +197,13 @@ def loaded_model(
     weights: str | None,
     described_by: str = "config.json",
     block_quantized: bool = False,
+    blocks: dict[str, BlockMatrix] | None = None,
 ) -> LoadedModel:
-    """The model built from what a reader read (``state`` checked against ``config``), ready to run."""
+    """The model built from what a reader read (``state`` and ``blocks`` checked against ``config``),
+    ready to run."""
     device, dtype = placement
     fim, chat = prompts
-    model = build_model(config, state, device, described_by=described_by, weights=weights)
+    model = build_model(config, state, device, described_by=described_by, weights=weights, blocks=blocks)
     return LoadedModel(
         model=model,
         config=config,

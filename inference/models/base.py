@@ -14,6 +14,7 @@ from torch import nn
 
 from inference.layers.attention import ALL_ROWS, KERNEL_MAX_TOKENS, Attention
 from inference.layers.cpu_kernels import KernelBuildError
+from inference.layers.gguf_linear import BlockMatrix, GGUFEmbedding, GGUFLinear
 from inference.layers.q8_0_embedding import Q8_0Embedding, exact_q8_0_head
 from inference.models.decoder_layer import DecoderLayer, FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
@@ -73,13 +74,35 @@ class CausalLM(nn.Module):
         # Counted once here (a tied head shares the embeddings): packing copies and repacks weights.
         self.parameter_count = sum(p.numel() for p in self.parameters())
 
+    def place_blocks(self, blocks: dict[str, BlockMatrix]) -> None:
+        """Serve the weights `blocks` names (`<module>.weight`: a linear or the embeddings) from a GGUF
+        file's own blocks: each such module becomes its block form, its bias kept; a tied output
+        head reads the embeddings' blocks. Before `pack_weights`, which packs what is left."""
+        for name, matrix in blocks.items():
+            path, _, leaf = name.rpartition(".")
+            parent_path, _, attribute = path.rpartition(".")
+            parent = self.get_submodule(parent_path)
+            module = getattr(parent, attribute)
+            if leaf != "weight" or not isinstance(module, (nn.Linear, nn.Embedding)):
+                raise ValueError(f"{name} is not a linear's or an embedding's weight")
+            if tuple(module.weight.shape) != matrix.shape:
+                raise ValueError(f"{name} has shape {matrix.shape}, the model expects {tuple(module.weight.shape)}")
+            if isinstance(module, nn.Embedding):
+                setattr(parent, attribute, GGUFEmbedding(matrix))
+            else:
+                setattr(parent, attribute, GGUFLinear(matrix, module.bias))
+        embeddings = blocks.get("model.embed_tokens.weight")
+        if self.config.tie_word_embeddings and embeddings is not None:
+            self.lm_head = GGUFLinear(embeddings)  # type: ignore[assignment]
+
     def pack_weights(self, weights: str) -> None:
         """Store the projections for CPU inference in `weights` form (see `inference.layers.linear`):
         q/k/v and gate/up fused into one product each, then every linear packed (lm_head included)."""
         for module in list(self.modules()):
             if isinstance(module, (Attention, SwiGLU)):
                 module.fuse_projections()
-        tied = self.lm_head.weight if self.config.tie_word_embeddings else None
+        # A head already placed in the file's blocks (`place_blocks`) has no float weight to share.
+        tied = self.lm_head.weight if self.config.tie_word_embeddings and isinstance(self.lm_head, nn.Linear) else None
         pack_linears(self, weights)
         if weights == "float16" and tied is not None:
             self._share_q8_0_head(tied)

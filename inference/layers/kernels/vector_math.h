@@ -1,5 +1,6 @@
 // Small vector helpers of the CPU kernels (AVX2 with FMA and F16C where the compiler targets it,
-// plain loops elsewhere). Included by library.cpp, the one translation unit.
+// plain loops elsewhere, or where CODEDRAFT_PORTABLE is defined: the tests build that too). Included
+// by library.cpp, the one translation unit.
 #pragma once
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -7,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <vector>
-#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && !defined(CODEDRAFT_PORTABLE)
 #include <immintrin.h>
 #define CODEDRAFT_AVX2 1
 #endif

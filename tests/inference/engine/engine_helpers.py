@@ -46,6 +46,26 @@ def tiny_model(
     return load_model(directory, device=device, dtype=dtype)
 
 
+def tiny_k_quant_model(directory: Path, seed: int = 0) -> LoadedModel:
+    """A tiny llama written as a GGUF file in Q4_K with v and down projections in Q6_K (as llama.cpp's
+    Q4_K_M), rows of 256 (one K block), served in the native weights form on the CPU; beside it
+    `directory / "reference"`, a Hugging Face folder holding the float32 weights the file stands for."""
+    from gguf import GGMLQuantizationType as Q
+
+    from tests.fixtures.tiny_gguf import with_weights, write_gguf
+
+    # initializer_range 0.02: at this width, small weights make the output echo the prompt, so
+    # prompt lookup has proposals to accept.
+    shape = {"hidden_size": 256, "head_dim": 64, "intermediate_size": 512, "initializer_range": 0.02}
+    checkpoint = make_tiny_checkpoint(directory / "checkpoint", "llama", seed=seed, **shape)
+    mix = {".v_proj.": Q.Q6_K, ".down_proj.": Q.Q6_K}
+    held = write_gguf(checkpoint, directory / "model.gguf", Q.Q4_K, types=mix, seed=seed)
+    with_weights(checkpoint, held, directory / "reference")  # the float32 weights the file holds
+    loaded = load_model(directory / "model.gguf", device="cpu", weights="auto")
+    assert loaded.weights == "native"
+    return loaded
+
+
 def make_engine(
     target: LoadedModel, draft: LoadedModel | None = None, num_blocks: int = 256, **config: object
 ) -> LLMEngine:

@@ -18,6 +18,7 @@ from tests.inference.engine.engine_helpers import (
     make_engine,
     one_torch_thread,
     run_all,
+    tiny_k_quant_model,
     tiny_model,
 )
 
@@ -43,8 +44,13 @@ def test_no_text_no_figures() -> None:
     assert (tracker.lines(), tracker.first_token_logprob) == ((), None)
 
 
-@pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory, one_torch_thread: None) -> LoadedModel:
+@pytest.fixture(scope="module", params=["float32", "q4_k_native"])
+def target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, one_torch_thread: None
+) -> LoadedModel:
+    """The float checkpoint, and a K-quant GGUF served in its own blocks (every form keeps the figures)."""
+    if request.param == "q4_k_native":
+        return tiny_k_quant_model(tmp_path_factory.mktemp("confidence-k"), seed=3)
     return tiny_model(tmp_path_factory.mktemp("confidence"), seed=3)
 
 

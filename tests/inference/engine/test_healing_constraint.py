@@ -15,7 +15,13 @@ from inference.engine.sequence import Request
 from inference.loading import LoadedModel
 from inference.prompts.token_boundary import PROBES, HealedPrompt, heal_prompt, token_boundaries
 from inference.prompts.vocabulary import vocabulary_index
-from tests.inference.engine.engine_helpers import make_engine, one_torch_thread, run_all, tiny_model
+from tests.inference.engine.engine_helpers import (
+    make_engine,
+    one_torch_thread,
+    run_all,
+    tiny_k_quant_model,
+    tiny_model,
+)
 
 transformers = pytest.importorskip("transformers")
 
@@ -30,8 +36,13 @@ CURSORS = [
 MAX_TOKENS = 12
 
 
-@pytest.fixture(scope="module")
-def target(tmp_path_factory: pytest.TempPathFactory, one_torch_thread: None) -> LoadedModel:
+@pytest.fixture(scope="module", params=["float32", "q4_k_native"])
+def target(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, one_torch_thread: None
+) -> LoadedModel:
+    """The float checkpoint, and a K-quant GGUF served in its own blocks (every form keeps healing)."""
+    if request.param == "q4_k_native":
+        return tiny_k_quant_model(tmp_path_factory.mktemp("heal-target-k"), seed=3)
     return tiny_model(tmp_path_factory.mktemp("heal-target"), seed=3)
 
 
@@ -105,7 +116,9 @@ def test_greedy_with_healing_equals_a_brute_force_reference(target: LoadedModel,
     healed = _healed(target, prompt)
     engine = make_engine(target)
     finished = run_all(engine, [_request(healed, "r", ignore_eos=True)])["r"]
-    expected = _brute_force_reference(target.path, target, healed, MAX_TOKENS)
+    # A GGUF target: transformers reads the float32 weights it holds (`tiny_k_quant_model`).
+    folder = target.path.parent / "reference" if target.path.suffix == ".gguf" else target.path
+    expected = _brute_force_reference(folder, target, healed, MAX_TOKENS)
     assert finished.token_ids == expected
     full = target.tokenizer.decode(expected)
     # The output reproduces the removed text, and the stream shows only what comes after the cursor.

@@ -108,6 +108,8 @@ def test_unknown_forms_and_quantized_forms_off_the_cpu_are_refused() -> None:
         ("qwen3", "q4_1", "cpu"),
         ("llama", "q4_1_q8", "cpu"),
         ("qwen3", "q4_1_q8", "cpu"),
+        ("llama", "q8_0", "cpu"),
+        ("qwen3", "q8_0", "cpu"),
         # On a GPU: the checkpoint's layout in bfloat16 (what `auto` serves there) and float32's.
         on_cuda("llama", "auto", "cuda"),
         on_cuda("qwen3", "auto", "cuda"),
@@ -164,3 +166,21 @@ def test_with_8_bit_activations_every_logit_is_bit_identical_however_it_was_batc
     for run in (hit, spec):
         assert run.token_ids == cold.token_ids
         assert all(torch.equal(a, b) for a, b in zip(run.logits, cold.logits, strict=True))
+
+
+def test_q8_0_holds_the_gguf_quantizers_blocks_and_computes_their_product(tmp_path: Path) -> None:
+    from gguf import GGMLQuantizationType
+    from gguf.quants import dequantize, quantize
+
+    from inference.layers.gguf_linear import GGUFLinear
+
+    make_tiny_checkpoint(tmp_path / "llama", "llama")
+    reference = load_model(tmp_path / "llama", device="cpu")
+    model = load_model(tmp_path / "llama", device="cpu", weights="q8_0")
+    down = model.model.model.layers[0].mlp.down_proj
+    assert isinstance(down, GGUFLinear) and down.matrix.qtype == GGMLQuantizationType.Q8_0
+    weight = reference.model.model.layers[0].mlp.down_proj.weight.detach().numpy()
+    assert torch.equal(down.blocks, torch.from_numpy(quantize(weight, GGMLQuantizationType.Q8_0)))
+    held = torch.from_numpy(dequantize(down.blocks.numpy(), GGMLQuantizationType.Q8_0).reshape(weight.shape))
+    x = torch.randn(3, weight.shape[1], generator=torch.Generator().manual_seed(6))
+    torch.testing.assert_close(down(x), x @ held.T, rtol=1e-5, atol=1e-5)

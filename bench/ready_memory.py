@@ -1,0 +1,86 @@
+"""Time to ready and resident memory of one engine on one GGUF file, in a process of its own (so the
+figures are that engine's alone): load, then one short greedy generation.
+
+    python -m bench.ready_memory --gguf FILE --engine codedraft|llamacpp [--context 4096]
+
+Prints seconds to ready, then VmRSS (resident now) and VmHWM (the process's peak) in MB after
+loading and after generating. codedraft serves the file as the daemon does (`--weights auto`) with
+a KV pool of `--context` tokens; llama.cpp (llama-cpp-python) with an `n_ctx` of `--context`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PROMPT = "def fibonacci(n):\n    if n < 2:\n        return n\n"
+
+
+def memory_mb() -> tuple[float, float]:
+    """(VmRSS, VmHWM) of this process in MB (Linux's /proc/self/status; zeros elsewhere)."""
+    values = {"VmRSS:": 0.0, "VmHWM:": 0.0}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, *rest = line.split()
+            if key in values:
+                values[key] = float(rest[0]) / 1024
+    except OSError:
+        pass
+    return values["VmRSS:"], values["VmHWM:"]
+
+
+def _codedraft(gguf: Path, context: int) -> tuple[float, Callable[[], object]]:
+    from inference.config import EngineConfig, SamplingParams
+    from inference.engine.engine import LLMEngine
+    from inference.engine.sequence import Request
+    from inference.loading import load_model
+
+    started = time.perf_counter()
+    loaded = load_model(gguf, "cpu", weights="auto")
+    config = EngineConfig(num_kv_blocks=context // EngineConfig().block_size)
+    engine = LLMEngine.from_loaded(loaded, config, None)
+    ready = time.perf_counter() - started
+    print(f"codedraft weights {loaded.weights}")
+
+    def generate() -> None:
+        sampling = SamplingParams(max_tokens=16, ignore_eos=True)
+        engine.add_request(Request("r", prompt_token_ids=loaded.tokenizer.encode(PROMPT), sampling=sampling))
+        while engine.has_work():
+            engine.step()
+
+    return ready, generate
+
+
+def _llamacpp(gguf: Path, context: int) -> tuple[float, Callable[[], object]]:
+    import llama_cpp
+
+    started = time.perf_counter()
+    llm = llama_cpp.Llama(model_path=str(gguf), n_ctx=context, verbose=False)
+    ready = time.perf_counter() - started
+    return ready, lambda: llm(PROMPT, max_tokens=16, temperature=0.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure one engine (see the module's docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.ready_memory", description=__doc__.splitlines()[0])
+    parser.add_argument("--gguf", type=Path, required=True)
+    parser.add_argument("--engine", choices=("codedraft", "llamacpp"), required=True)
+    parser.add_argument("--context", type=int, default=4096, help="tokens of KV cache (default 4096)")
+    args = parser.parse_args(argv)
+    start = _codedraft if args.engine == "codedraft" else _llamacpp
+    ready, generate = start(args.gguf, args.context)
+    loaded_rss, loaded_peak = memory_mb()
+    generate()
+    rss, peak = memory_mb()
+    print(
+        f"{args.engine}: ready in {ready:.1f} s; after loading {loaded_rss:.0f} MB resident "
+        f"(peak {loaded_peak:.0f}); after 16 tokens {rss:.0f} MB (peak {peak:.0f}); "
+        f"file {args.gguf.stat().st_size / 2**20:.0f} MiB, {args.context}-token context"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

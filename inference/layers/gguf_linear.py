@@ -1,0 +1,107 @@
+"""Linears and embeddings whose weights stay in a GGUF file's own blocks: the `native` weights form.
+
+A `BlockMatrix` is a weight matrix as the file stores it: (rows, bytes a row) uint8, each row its
+blocks in file order, usually a view of the memory-mapped file itself (nothing is copied or
+unpacked). The kernels (`kernels/gguf_products.h`) read the blocks of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+Q4_K, Q5_K and Q6_K in place with float32 activations and sums: up to `FEW_ROWS` rows of x each
+output is the blocks' own factors applied to their products with x, beyond that tiles are
+dequantized exactly as the `gguf` package dequantizes them and multiplied by ATen's float32 product.
+Either way the output equals a float32 product on gguf's dequantized weights up to rounding order,
+and a row's output in a few-row call does not depend on the other rows of the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from gguf import GGMLQuantizationType
+from torch import nn
+
+from inference.layers.block_linear import FEW_ROWS
+from inference.layers.cpu_kernels import load_cpu_kernels
+
+# The block types the kernels read; a matrix in another type is served dequantized (float32).
+KERNEL_TYPES = frozenset(
+    GGMLQuantizationType[name] for name in "Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K".split()
+)
+
+
+@dataclass(frozen=True)
+class BlockMatrix:
+    """A (rows, columns) weight matrix in a GGUF block type: `blocks` (rows, bytes a row) uint8."""
+
+    qtype: GGMLQuantizationType
+    blocks: torch.Tensor
+    columns: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns), as the float matrix it stands for."""
+        return int(self.blocks.shape[0]), self.columns
+
+    def rows(self, index: torch.Tensor) -> torch.Tensor:
+        """The weight rows `index` (int64, any shape) as float32 (*index.shape, columns), exactly gguf's
+        dequantized values."""
+        flat = torch.ops.codedraft_cpu.gguf_dequantize(
+            self.blocks, index.reshape(-1), int(self.qtype), self.columns
+        )
+        return flat.view(*index.shape, self.columns)
+
+    def dequantized(self) -> torch.Tensor:
+        """The whole matrix as float32 (rows, columns)."""
+        return self.rows(torch.arange(self.shape[0]))
+
+
+class GGUFLinear(nn.Module):
+    """y = x W^T + b with W a `BlockMatrix` read in place (a plain attribute, not a buffer: it is not
+    the module's to save, and a decode step skips `nn.Module.__getattr__`)."""
+
+    def __init__(self, matrix: BlockMatrix, bias: torch.Tensor | None = None) -> None:
+        super().__init__()
+        if matrix.qtype not in KERNEL_TYPES:
+            raise ValueError(f"no kernel for {matrix.qtype.name} blocks")
+        load_cpu_kernels()
+        self.matrix = matrix
+        self.blocks, self.qtype = matrix.blocks, int(matrix.qtype)
+        self.out_features, self.in_features = matrix.shape
+        self.bias = None if bias is None else nn.Parameter(bias.detach().float(), requires_grad=False)
+        self.product = torch.ops.codedraft_cpu.gguf_linear.default
+
+    def dequantized(self) -> torch.Tensor:
+        """The weights this layer multiplies by, float32 (out, in)."""
+        return self.matrix.dequantized()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (T, in) -> (T, out)."""
+        out = self.product(x, self.blocks, self.qtype, FEW_ROWS)
+        return out if self.bias is None else out + self.bias
+
+
+class GGUFEmbedding(nn.Module):
+    """An embedding table left in its blocks: a lookup dequantizes only the rows it reads (a row costs
+    what its blocks cost, so the table is never widened to float)."""
+
+    def __init__(self, matrix: BlockMatrix) -> None:
+        super().__init__()
+        load_cpu_kernels()
+        self.matrix = matrix
+        self.num_embeddings, self.embedding_dim = matrix.shape
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """ids (...) int64 -> (..., embedding_dim) float32."""
+        return self.matrix.rows(ids)
+
+
+class ConcatenatedLinear(nn.Module):
+    """Several linears sharing one input, their outputs side by side: q|k|v or gate|up whose parts
+    the file stores apart (often in different block types), each read where it lies."""
+
+    def __init__(self, parts: list[nn.Module], in_features: int, out_features: int) -> None:
+        super().__init__()
+        self.parts = nn.ModuleList(parts)
+        self.in_features, self.out_features = in_features, out_features
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x (T, in) -> (T, sum of the parts' out)."""
+        return torch.cat([part(x) for part in self.parts], dim=-1)
