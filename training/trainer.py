@@ -77,6 +77,9 @@ def evaluate_loss(model: LlamaForCausalLM, batches: list[torch.Tensor]) -> float
     return total / max(1, len(batches))
 
 
+# Gradients whatever the caller's grad mode: a process that served a model before (its loader turns
+# gradients off for the thread) still trains.
+@torch.enable_grad()
 def train_pair(
     target: LlamaForCausalLM,
     draft: LlamaForCausalLM,
