@@ -47,6 +47,7 @@ from lsp_server.completion.confidence_gate import (
     for_precision,
 )
 from lsp_server.completion.postprocess.context import CursorContext, indent_width
+from lsp_server.completion.postprocess.drop_open_tail import without_open_tail
 from lsp_server.completion.postprocess.stop_at_block_end import opens_block
 from lsp_server.completion.trigger import text_context
 
@@ -148,7 +149,8 @@ def kept_text(
             if value < point.threshold:
                 break
             keep = index + 1
-    return "\n".join(rows[:keep])
+    # Later lines cut by their figures may end on a header whose body was cut: drop it too.
+    return "\n".join(without_open_tail(rows[:keep]))
 
 
 def later_lines_point(setting: str, calibration: Calibration | None) -> OperatingPoint | None:

@@ -9,6 +9,7 @@ from lsp_server.completion.postprocess.balance_brackets import balance_brackets
 from lsp_server.completion.postprocess.context import CursorContext
 from lsp_server.completion.postprocess.cut_repetition import cut_repetition
 from lsp_server.completion.postprocess.drop_empty import drop_empty
+from lsp_server.completion.postprocess.drop_open_tail import drop_open_tail
 from lsp_server.completion.postprocess.drop_suffix_repeat import drop_suffix_repeat
 from lsp_server.completion.postprocess.prefer_parsable import prefer_parsable
 from lsp_server.completion.postprocess.stop_at_block_end import stop_at_block_end
@@ -26,6 +27,7 @@ DEFAULT_FILTERS: tuple[Filter, ...] = (
     balance_brackets,
     drop_suffix_repeat,
     prefer_parsable,
+    drop_open_tail,
     trim_whitespace,
 )
 
