@@ -121,7 +121,8 @@ def build_model(
         raise ModelLoadError(f"unsupported architecture {config.model_type!r} (supported: {supported})")
     with torch.device("meta"):
         model = architecture(config)
-    expected = set(model.state_dict())
+    model_shapes = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
+    expected = set(model_shapes)
     if model.config.tie_word_embeddings:
         expected.discard("lm_head.weight")
         state.pop("lm_head.weight", None)
@@ -141,8 +142,8 @@ def build_model(
     shapes = {name: tuple(tensor.shape) for name, tensor in state.items()}
     shapes.update((name, matrix.shape) for name, matrix in blocks.items())
     for name, shape in shapes.items():
-        if name in expected and shape != tuple(model.state_dict()[name].shape):
-            implied = tuple(model.state_dict()[name].shape)
+        if name in expected and shape != model_shapes[name]:
+            implied = model_shapes[name]
             raise ModelLoadError(f"weight {name} has shape {shape}, {described_by} implies {implied}")
     model.load_state_dict({k: v for k, v in state.items() if k in expected}, strict=False, assign=True)
     model.place_blocks(blocks)

@@ -37,7 +37,12 @@ class DecoderStack(nn.Module):
         self, config: ModelConfig, qkv_bias: bool, o_bias: bool, mlp_bias: bool, sandwich_norms: bool = False
     ) -> None:
         super().__init__()
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        # Initialised here only off the meta device: `normal_` on meta tensors imports torch's compiler
+        # stack (3.5 s of a GGUF's load on this CPU), and a model built there gets the file's weights.
+        weight = torch.empty(config.vocab_size, config.hidden_size)
+        if weight.device.type != "meta":
+            nn.init.normal_(weight)
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size, _weight=weight)
         self.layers = nn.ModuleList(
             DecoderLayer(config, i, qkv_bias, o_bias, mlp_bias, sandwich_norms) for i in range(config.num_layers)
         )
@@ -131,10 +136,15 @@ class CausalLM(nn.Module):
 
     def init_rotary(self, device: torch.device | str) -> None:
         """(Re)build the rotary tables on `device` (they are not weights: a model built on the meta
-        device gets them here once loaded)."""
-        self.rotary = RotaryEmbedding(self.config).to(device)
-        if self.config.local_rope_theta is not None:
-            self.local_rotary = RotaryEmbedding(self.config, local=True).to(device)
+        device gets them here once loaded). Computed on the CPU: on the meta device the same arithmetic
+        imports torch's compiler stack."""
+        with torch.device("cpu"):
+            self.rotary = RotaryEmbedding(self.config)
+            if self.config.local_rope_theta is not None:
+                self.local_rotary = RotaryEmbedding(self.config, local=True)
+        self.rotary.to(device)
+        if self.local_rotary is not None:
+            self.local_rotary.to(device)
 
     # Multiplies the token embeddings before the first layer (Gemma: the square root of hidden_size).
     embedding_scale: float | None = None
