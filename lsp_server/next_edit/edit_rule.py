@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lsp_server.next_edit.comment_edits import LineShape
 from lsp_server.next_edit.edit_pattern import Pattern, Template, fixed_words
 
 
@@ -19,6 +20,9 @@ class EditRule:
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
     ``deletes``: the rule deletes its node: "line" with the line it stands alone on (a decorator),
     "inline" with the spaces before it (a trailing comment); ``after`` is then empty.
+    ``trails``: a deleted trailing comment is deleted only after code of this shape (None: any).
+    ``indent``: the indentation of the example's line; a line break the replacement writes is indented
+    as much more or less at a site as the site's line is.
     ``examples``: edits that agree on this rule (two raise confidence)."""
 
     before: Pattern
@@ -28,12 +32,14 @@ class EditRule:
     role: str | None = None
     reshapes: bool = False
     deletes: str | None = None
+    trails: LineShape | None = None
+    indent: bytes = b""
     examples: int = 1
 
     @property
     def key(self) -> tuple[object, ...]:
         """What makes two rules the same rule (for a dismissal to stop it)."""
-        return (self.before, self.after, self.callee, self.calls, self.role, self.deletes)
+        return (self.before, self.after, self.callee, self.calls, self.role, self.deletes, self.trails)
 
     def anchors(self) -> list[bytes]:
         """Fixed words a site must contain, most telling (longest) first."""

@@ -9,7 +9,8 @@ keeps, other than names (a callee, an attribute, a keyword), become holes: ``fet
 ``fetch(url, timeout=timeout)`` gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat
 in a call's arguments remembers the call's name, so a keyword renamed for one function is not renamed
 for another. Deleting a whole node, or making a function ``async``, makes the rules of
-``derived_rules.py``.
+``derived_rules.py``; adding only a comment makes none (``comment_edits.py``). A replacement that
+spans lines is indented at each site as the site's line is.
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -22,6 +23,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from lsp_server.next_edit.comment_edits import adds_only_comments, common_shape
 from lsp_server.next_edit.derived_rules import CONTAINERS, MAX_NODE_BYTES, await_rule, deletion_rule
 from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.edit_pattern import (
@@ -33,10 +35,11 @@ from lsp_server.next_edit.edit_pattern import (
     fixed_words,
     generalize,
     holes_of,
+    line_indent,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.node_roles import callee_around, is_name, role_of
+from lsp_server.next_edit.node_roles import callee_around, is_name, is_named_value, role_of
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -56,6 +59,8 @@ def learn(
     start, old_end, new_end = changed_span(before, after)
     if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
         return None
+    if not before[start:old_end].strip() and adds_only_comments(new_tree, after, start, new_end):
+        return None  # a note for this place (``comment_edits.py``)
     if not after[start:new_end].strip():
         deleted = deletion_rule(old_tree, before, start, old_end)
         if deleted is not None:
@@ -77,6 +82,7 @@ def learn(
         if rule is not None:
             if _half_typed(rule, after, new):
                 return None
+            rule = replace(rule, indent=line_indent(after, new.start_byte))
             return Learned(rule, new.start_byte, new.end_byte)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
@@ -105,7 +111,8 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     two = _renumbered(second.after, holes[1], words[1])
     if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
         return None
-    return replace(first, before=pattern, after=one, examples=first.examples + second.examples)
+    trails = common_shape(first.trails, second.trails)
+    return replace(first, before=pattern, after=one, trails=trails, examples=first.examples + second.examples)
 
 
 def _is_name_text(text: bytes) -> bool:
@@ -198,7 +205,13 @@ def _pattern(
     kept: set[tuple[str, bytes | None]],
     numbers: dict[bytes, int],
 ) -> Pattern:
-    if node not in fixed and node.is_named and (node.type, node.text) in kept and not is_name(node):
+    if (
+        node not in fixed
+        and node.is_named
+        and (node.type, node.text) in kept
+        and not is_name(node)
+        and not is_named_value(node)
+    ):
         text = node.text or b""
         return Hole(numbers.setdefault(text, len(numbers)))
     if node.child_count == 0 or _has_loose_text(node):
