@@ -27,19 +27,18 @@ from lsp_server.next_edit.comment_edits import adds_only_comments, common_shape
 from lsp_server.next_edit.derived_rules import CONTAINERS, MAX_NODE_BYTES, await_rule, deletion_rule
 from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.edit_pattern import (
-    Branch,
     Hole,
     Leaf,
     Pattern,
     Template,
     fixed_words,
     generalize,
-    holes_of,
     line_indent,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.node_roles import callee_around, is_name, is_named_value, role_of
+from lsp_server.next_edit.node_roles import callee_around, role_of
+from lsp_server.next_edit.rule_parts import kept_below, pattern_of, template_of
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -189,90 +188,14 @@ def _rule_of(
     list))``): it is what the rule is about."""
     if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES):
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
-    kept = {(node.type, node.text) for node in _named_below(new) if not is_name(node)}
+    kept = kept_below(new.children)
     numbers: dict[bytes, int] = {}
-    pattern = _pattern(old, (old, changed), kept, numbers)
+    pattern = pattern_of(old, (old, changed), kept, numbers)
     if not fixed_words(pattern):
         return None
-    template = _template(new, {text: number for text, number in numbers.items()}, pattern)
+    template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
     callee = callee_around(old)
     return EditRule(pattern, template, callee=callee, role=role_of(old), reshapes=old.type != new.type)
-
-
-def _pattern(
-    node: tree_sitter.Node,
-    fixed: tuple[tree_sitter.Node, tree_sitter.Node | None],
-    kept: set[tuple[str, bytes | None]],
-    numbers: dict[bytes, int],
-) -> Pattern:
-    if (
-        node not in fixed
-        and node.is_named
-        and (node.type, node.text) in kept
-        and not is_name(node)
-        and not is_named_value(node)
-    ):
-        text = node.text or b""
-        return Hole(numbers.setdefault(text, len(numbers)))
-    if node.child_count == 0 or _has_loose_text(node):
-        return Leaf(node.type, node.text or b"")
-    return Branch(node.type, tuple(_pattern(child, fixed, kept, numbers) for child in node.children))
-
-
-def _has_loose_text(node: tree_sitter.Node) -> bool:
-    """Whether ``node`` holds text outside its children (a string's characters between its escape
-    sequences): the pattern then keeps its whole text, not only its children."""
-    text, at = node.text or b"", node.start_byte
-    for child in node.children:
-        if text[at - node.start_byte : child.start_byte - node.start_byte].strip():
-            return True
-        at = child.end_byte
-    return bool(text[at - node.start_byte :].strip())
-
-
-def _template(new: tree_sitter.Node, numbers: dict[bytes, int], pattern: Pattern) -> Template:
-    """``new``'s text with the holes' texts (each as often as the pattern holds it) as hole numbers."""
-    uses = {number: _count(pattern, number) for number in holes_of(pattern)}
-    spans: list[tuple[int, int, int]] = []
-    stack = list(reversed(new.children))
-    while stack:
-        node = stack.pop()
-        number = numbers.get(node.text or b"") if node.is_named and not is_name(node) else None
-        if number is not None and uses.get(number, 0) > 0:
-            uses[number] -= 1
-            spans.append((node.start_byte, node.end_byte, number))
-            continue
-        stack.extend(reversed(node.children))
-    parts: list[bytes | int] = []
-    text = new.text or b""
-    at = new.start_byte
-    for start, end, number in spans:
-        if start > at:
-            parts.append(text[at - new.start_byte : start - new.start_byte])
-        parts.append(number)
-        at = end
-    if at < new.end_byte:
-        parts.append(text[at - new.start_byte :])
-    return tuple(parts)
-
-
-def _count(pattern: Pattern, number: int) -> int:
-    if isinstance(pattern, Hole):
-        return int(pattern.number == number)
-    if isinstance(pattern, Leaf):
-        return 0
-    return sum(_count(child, number) for child in pattern.children)
-
-
-def _named_below(node: tree_sitter.Node) -> list[tree_sitter.Node]:
-    found = []
-    stack = list(node.children)
-    while stack:
-        child = stack.pop()
-        if child.is_named:
-            found.append(child)
-        stack.extend(child.children)
-    return found
 
 
 def _half_typed(rule: EditRule, after: bytes, new: tree_sitter.Node) -> bool:
