@@ -23,6 +23,10 @@ class EditRule:
     ``trails``: a deleted trailing comment is deleted only after code of this shape (None: any).
     ``indent``: the indentation of the example's line; a line break the replacement writes is indented
     as much more or less at a site as the site's line is.
+    ``breaks``: the line breaks of the example's text outside its holes; a site laid out otherwise is
+    not rewritten in the example's layout (None: not checked).
+    ``run``: ``before`` is a list whose children are a run of another list's children, not all of them
+    (``sibling_runs.py``).
     ``examples``: edits that agree on this rule (two raise confidence)."""
 
     before: Pattern
@@ -34,12 +38,23 @@ class EditRule:
     deletes: str | None = None
     trails: LineShape | None = None
     indent: bytes = b""
+    run: bool = False
+    breaks: int | None = None
     examples: int = 1
 
     @property
     def key(self) -> tuple[object, ...]:
         """What makes two rules the same rule (for a dismissal to stop it)."""
-        return (self.before, self.after, self.callee, self.calls, self.role, self.deletes, self.trails)
+        return (
+            self.before,
+            self.after,
+            self.callee,
+            self.calls,
+            self.role,
+            self.deletes,
+            self.trails,
+            self.run,
+        )
 
     def anchors(self) -> list[bytes]:
         """Fixed words a site must contain, most telling (longest) first."""

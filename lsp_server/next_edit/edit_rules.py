@@ -9,8 +9,9 @@ keeps, other than names (a callee, an attribute, a keyword), become holes: ``fet
 ``fetch(url, timeout=timeout)`` gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat
 in a call's arguments remembers the call's name, so a keyword renamed for one function is not renamed
 for another. Deleting a whole node, or making a function ``async``, makes the rules of
-``derived_rules.py``; adding only a comment makes none (``comment_edits.py``). A replacement that
-spans lines is indented at each site as the site's line is.
+``derived_rules.py``; an edit across the items of an argument or parameter list makes a rule of
+that run of items (``sibling_runs.py``); adding only a comment makes none (``comment_edits.py``).
+A replacement that spans lines is indented at each site as the site's line is.
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -38,7 +39,14 @@ from lsp_server.next_edit.edit_pattern import (
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.node_roles import callee_around, role_of
-from lsp_server.next_edit.rule_parts import kept_below, pattern_of, template_of
+from lsp_server.next_edit.rule_parts import (
+    breaks_outside_holes,
+    hole_texts,
+    kept_below,
+    pattern_of,
+    template_of,
+)
+from lsp_server.next_edit.sibling_runs import run_rule
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -77,12 +85,14 @@ def learn(
         awaited = await_rule(old, new)
         if awaited is not None:
             return Learned(awaited, new.start_byte, new.end_byte)
-        rule = _rule_of(old, new, pair_changed)
+        rule, at, end = _rule_of(old, new, pair_changed), new.start_byte, new.end_byte
+        if rule is None:
+            ran = run_rule(old, new, (start, old_end, new_end), before)
+            rule, at, end = ran if ran is not None else (None, at, end)
         if rule is not None:
-            if _half_typed(rule, after, new):
+            if _half_typed(rule, after, at, end):
                 return None
-            rule = replace(rule, indent=line_indent(after, new.start_byte))
-            return Learned(rule, new.start_byte, new.end_byte)
+            return Learned(replace(rule, indent=line_indent(after, at)), at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
         pair = None if parent is None or counterpart is None else (parent, counterpart)
@@ -94,7 +104,12 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     what differs between the examples is a hole in both), counting both examples; None when their
     replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
     test_b():`` both given ``-> None``) becomes a hole, in the replacement too."""
-    if (first.callee, first.calls, first.role) != (second.callee, second.calls, second.role):
+    if (first.callee, first.calls, first.role, first.run) != (
+        second.callee,
+        second.calls,
+        second.role,
+        second.run,
+    ):
         return None
     pairs: dict[tuple[Pattern, Pattern], int] = {}
     pattern = generalize(first.before, second.before, pairs)
@@ -111,7 +126,9 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
         return None
     trails = common_shape(first.trails, second.trails)
-    return replace(first, before=pattern, after=one, trails=trails, examples=first.examples + second.examples)
+    breaks = first.breaks if first.breaks == second.breaks else None
+    examples = first.examples + second.examples
+    return replace(first, before=pattern, after=one, trails=trails, breaks=breaks, examples=examples)
 
 
 def _is_name_text(text: bytes) -> bool:
@@ -194,11 +211,18 @@ def _rule_of(
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
-    callee = callee_around(old)
-    return EditRule(pattern, template, callee=callee, role=role_of(old), reshapes=old.type != new.type)
+    breaks = breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers))
+    return EditRule(
+        pattern,
+        template,
+        callee=callee_around(old),
+        role=role_of(old),
+        reshapes=old.type != new.type,
+        breaks=breaks,
+    )
 
 
-def _half_typed(rule: EditRule, after: bytes, new: tree_sitter.Node) -> bool:
+def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
     """Whether a name the edit wrote is found nowhere else in the file but as the start of a longer
     one: the user is still typing it."""
     old_words = set(fixed_words(rule.before))
@@ -208,7 +232,7 @@ def _half_typed(rule: EditRule, after: bytes, new: tree_sitter.Node) -> bool:
             continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed
         whole = longer = False
         for start, ends in token_starts(after, word, MAX_WORD_LOOKUPS):
-            if new.start_byte <= start < new.end_byte:
+            if at <= start < end:
                 continue  # the edit's own text
             whole, longer = whole or ends, longer or not ends
             if whole:

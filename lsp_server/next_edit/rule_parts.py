@@ -79,6 +79,18 @@ def template_of(
     return tuple(parts)
 
 
+def breaks_outside_holes(text: bytes, pattern: Pattern, holes: dict[int, bytes]) -> int:
+    """The line breaks of ``text`` (what ``pattern`` matched, its holes ``holes``) outside the holes:
+    its layout, which a rule's template writes as the example's was."""
+    inside = sum(holes[number].count(b"\n") * _count(pattern, number) for number in holes_of(pattern))
+    return text.count(b"\n") - inside
+
+
+def hole_texts(numbers: dict[bytes, int]) -> dict[int, bytes]:
+    """The text of each hole, from the numbers ``pattern_of`` gave the texts."""
+    return {number: text for text, number in numbers.items()}
+
+
 def _count(pattern: Pattern, number: int) -> int:
     if isinstance(pattern, Hole):
         return int(pattern.number == number)

@@ -32,6 +32,8 @@ from lsp_server.next_edit.edit_pattern import (
 )
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import callee_name, is_awaited, role_of
+from lsp_server.next_edit.rule_parts import breaks_outside_holes
+from lsp_server.next_edit.sibling_runs import run_at
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -118,9 +120,21 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
     for _ in range(MAX_CLIMB):
         if node is None:
             return None
-        if (root_type is None or node.type == root_type) and _in_context(rule, node):
+        if rule.run and node.type == root_type:
+            found = run_at(rule, node, start)
+            if found is not None:
+                at, last, holes = found
+                if not _laid_out_alike(rule, source[at:last], holes):
+                    return None
+                new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
+                return Site(at, last, source[at:last], new) if new != source[at:last] else None
+        elif (root_type is None or node.type == root_type) and _in_context(rule, node):
             bound: dict[int, bytes] = {}
-            if match(rule.before, node, bound) and not node.has_error:
+            if (
+                match(rule.before, node, bound)
+                and not node.has_error
+                and _laid_out_alike(rule, node.text, bound)
+            ):
                 if rule.deletes is not None:
                     return _deletion_site(rule, tree, source, node)
                 old = node.text or b""
@@ -129,6 +143,12 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
                     return Site(node.start_byte, node.end_byte, old, new)
         node = node.parent
     return None
+
+
+def _laid_out_alike(rule: EditRule, text: bytes | None, bound: dict[int, bytes]) -> bool:
+    """Whether a site breaks its lines outside the holes as the example did (a rule from an edit on
+    three lines does not re-flow a site on one)."""
+    return rule.breaks is None or breaks_outside_holes(text or b"", rule.before, bound) == rule.breaks
 
 
 def _deletion_site(

@@ -65,9 +65,7 @@ def test_a_kept_keyword_argument_keeps_its_name_only_its_value_varies() -> None:
         "c = Column(Text, primary_key=True, index=True)\n"
     )
     after = before.replace("primary_key=True, index=True", "primary_key=True", 1)
-    assert _sites("python", before, after) == [
-        ("Column(Text, primary_key=True, index=True)", "Column(Text, primary_key=True)")
-    ]
+    assert _sites("python", before, after) == [(", primary_key=True, index=True)", ", primary_key=True)")]
 
 
 def test_an_operator_between_holes_is_no_shape_to_recognise_a_wrap_by() -> None:
