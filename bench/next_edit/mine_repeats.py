@@ -6,8 +6,9 @@ held out for an independent check): encode/httpx, python-attrs/attrs and Textual
 pinned head, newest commits first, merges skipped; tiangolo/fastapi, mined once the rules of
 ``lsp_server/next_edit`` were settled and replayed once; encode/starlette and psf/requests, mined
 with the same rules for a second round of fixes (fastapi and starlette read, requests measured only);
-and sqlalchemy/alembic, mined with them and replayed only after that round's last change
-(``HELD_OUT``: replayed by name only). Rules, applied to each
+sqlalchemy/alembic, mined with them and replayed only after that round's last change (then read,
+and one more change made); and pytest-dev/pluggy, mined before that change and replayed only after
+it (``HELD_OUT``: replayed by name only). Rules, applied to each
 commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
 characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
 lines, ``cases.py``):
@@ -46,9 +47,10 @@ REPOSITORIES = {
     "starlette": ("https://github.com/encode/starlette", "cb8f84f5284dc301ca7a31eb732b9e140769dd48"),
     "requests": ("https://github.com/psf/requests", "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e"),
     "alembic": ("https://github.com/sqlalchemy/alembic", "20e58db01cad3432c24734e11b893303cdb687a4"),
+    "pluggy": ("https://github.com/pytest-dev/pluggy", "e382e72789f8d791991c489d4322aa04e660b952"),
 }
-HELD_OUT = ("fastapi", "starlette", "requests", "alembic")
-"""Mined after a round of the rules' changes, each a check that round was not tuned on (alembic the
+HELD_OUT = ("fastapi", "starlette", "requests", "alembic", "pluggy")
+"""Mined after a round of the rules' changes, each a check that round was not tuned on (pluggy the
 last); replayed only when named."""
 CASES_DIR = Path(__file__).parent
 COUNTS = {"repeat": 15, "silence": 8}
