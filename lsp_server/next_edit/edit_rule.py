@@ -15,6 +15,8 @@ class EditRule:
 
     ``callee``: the sites must lie in the arguments of a call of that name, as the example did.
     ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
+    ``annotates``: the example lay in the type annotation of this name (a parameter, a variable, a
+    function's return): the sites must lie in an annotation of the same name.
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
@@ -33,6 +35,7 @@ class EditRule:
     after: Template
     callee: bytes | None = None
     calls: bytes | None = None
+    annotates: bytes | None = None
     role: str | None = None
     reshapes: bool = False
     deletes: str | None = None
@@ -51,6 +54,7 @@ class EditRule:
             self.callee,
             self.calls,
             self.role,
+            self.annotates,
             self.deletes,
             self.trails,
             self.run,

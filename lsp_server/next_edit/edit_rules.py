@@ -5,10 +5,12 @@ From an edit as the history holds it (a file before and after a burst of typing)
 the smallest node of the old tree that holds the change and has a counterpart in the new tree (the
 same start, the same end moved by the edit's length), widened to its parent while it has nothing
 fixed to recognise it by (an argument list, a lone identifier). Its sub-trees that the new text
-keeps, other than names (a callee, an attribute, a keyword), become holes: ``fetch(url)`` ->
-``fetch(url, timeout=timeout)`` gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat
-in a call's arguments remembers the call's name, so a keyword renamed for one function is not renamed
-for another. Deleting a whole node, or making a function ``async``, makes the rules of
+keeps, other than names (a callee, an attribute, a keyword: a kept keyword argument keeps its
+keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url, timeout=timeout)``
+gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
+the call's name, so a keyword renamed for one function is not renamed for another; one in a type
+annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
+``name``) until a second example annotates another. Deleting a whole node, or making a function ``async``, makes the rules of
 ``derived_rules.py``; an edit across the items of an argument or parameter list makes a rule of
 that run of items (``sibling_runs.py``); adding only a comment makes none (``comment_edits.py``).
 A replacement that spans lines is indented at each site as the site's line is.
@@ -38,7 +40,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.node_roles import callee_around, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
     hole_texts,
@@ -127,8 +129,11 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         return None
     trails = common_shape(first.trails, second.trails)
     breaks = first.breaks if first.breaks == second.breaks else None
+    annotates = first.annotates if first.annotates == second.annotates else None
     examples = first.examples + second.examples
-    return replace(first, before=pattern, after=one, trails=trails, breaks=breaks, examples=examples)
+    return replace(
+        first, before=pattern, after=one, trails=trails, breaks=breaks, annotates=annotates, examples=examples
+    )
 
 
 def _is_name_text(text: bytes) -> bool:
@@ -216,6 +221,7 @@ def _rule_of(
         pattern,
         template,
         callee=callee_around(old),
+        annotates=annotated_name(old),
         role=role_of(old),
         reshapes=old.type != new.type,
         breaks=breaks,

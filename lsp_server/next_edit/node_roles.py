@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 ARGUMENT_LISTS = frozenset({"argument_list", "arguments"})
 CALLS = frozenset({"call", "call_expression"})
 _AWAITED = frozenset({"await", "await_expression"})
+_ANNOTATION_FIELDS = frozenset({"type", "return_type"})
+MAX_ANNOTATION_DEPTH = 8
+"""Ancestors climbed to find the annotation a node lies in (types nest: ``Optional[Dict[str, int]]``)."""
 _WRITES = frozenset(
     {
         "assignment",
@@ -43,6 +46,34 @@ def is_name(node: tree_sitter.Node) -> bool:
     ``key=value``): fixed in a rule, never a hole."""
     field = field_of(node)
     return field == "function" or (node.child_count == 0 and field in _NAME_FIELDS)
+
+
+def annotated_name(node: tree_sitter.Node) -> bytes | None:
+    """The name whose type annotation holds ``node`` (``x`` for ``Optional[int]`` in ``x:
+    Optional[int] = None``, a function's name for its return type); None outside annotations. A type
+    is changed for what it annotates: ``Optional`` alone would match every optional type."""
+    at = node
+    for _ in range(MAX_ANNOTATION_DEPTH):
+        parent = at.parent
+        if parent is None:
+            return None
+        if field_of(at) in _ANNOTATION_FIELDS:
+            named = next(
+                (
+                    found
+                    for found in (
+                        parent.child_by_field_name("name"),
+                        parent.child_by_field_name("left"),
+                        parent.child_by_field_name("pattern"),
+                        next((child for child in parent.children if child.is_named), None),
+                    )
+                    if found is not None
+                ),
+                None,
+            )
+            return named.text if named is not None and named.child_count == 0 and named != at else None
+        at = parent
+    return None
 
 
 def is_named_value(node: tree_sitter.Node) -> bool:

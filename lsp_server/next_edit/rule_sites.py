@@ -31,7 +31,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.node_roles import callee_name, is_awaited, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
 
@@ -174,4 +174,6 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         call = arguments.parent if arguments is not None else None
         if call is None or callee_name(call) != rule.callee:
             return False
+    if rule.annotates is not None and annotated_name(node) != rule.annotates:
+        return False
     return role_of(node) == rule.role

@@ -78,3 +78,28 @@ def test_an_attribute_read_becoming_a_name_is_not_repeated_where_the_attribute_i
     before = "x = info.in_ == 1\ny = info.in_ == 2\ninfo.in_ = 3\nfor info.in_ in z:\n    pass\n"
     after = before.replace("x = info.in_", "x = info_in", 1)
     assert _sites("python", before, after) == [("info.in_", "info_in")]
+
+
+def test_a_type_changed_in_one_annotation_is_changed_where_it_annotates_the_same_name_only() -> None:
+    before = (
+        "def a(nullable: Optional[bool] = None, name: Optional[str] = None):\n    pass\n\n\n"
+        "def b(nullable: Optional[bool] = None, comment: Optional[str] = None) -> Optional[bool]:\n"
+        "    pass\n"
+    )
+    after = before.replace("nullable: Optional[bool]", "nullable: Union[bool, Literal[False], None]", 1)
+    assert _sites("python", before, after) == [("Optional[bool]", "Union[bool, Literal[False], None]")]
+
+
+def test_two_examples_annotating_different_names_change_the_type_wherever_it_annotates() -> None:
+    before = "def a(x: Optional[int], y: Optional[str], z: Optional[bytes]) -> Optional[int]:\n    pass\n"
+    once = before.replace("x: Optional[int]", "x: int | None", 1)
+    twice = once.replace("y: Optional[str]", "y: str | None", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    assert _apply("python", first.rule, once, (first.start, first.end)) == []  # no other x
+    both = agree(first.rule, second.rule)
+    assert both is not None and both.annotates is None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("Optional[bytes]", "bytes | None"),
+        ("Optional[int]", "int | None"),
+    ]
