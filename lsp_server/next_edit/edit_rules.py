@@ -10,10 +10,11 @@ keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url,
 gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
 the call's name, so a keyword renamed for one function is not renamed for another; one in a type
 annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
-``name``) until a second example annotates another. Deleting a whole node, or making a function ``async``, makes the rules of
-``derived_rules.py``; an edit across the items of an argument or parameter list makes a rule of
-that run of items (``sibling_runs.py``); adding only a comment makes none (``comment_edits.py``).
-A replacement that spans lines is indented at each site as the site's line is.
+``name``) until a second example annotates another. Deleting a whole node, or making a function
+``async``, makes the rules of ``derived_rules.py``; an edit across the items of an argument or
+parameter list makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes
+none (``comment_edits.py``). A replacement that spans lines is indented at each site as the site's
+line is.
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
