@@ -3,8 +3,12 @@ once, offline afterwards: ``python -m bench.next_edit.mine_repeats --git-dir NAM
 
 The sources are typed Python libraries that this project was not tuned on (pallets' projects are
 held out for an independent check): encode/httpx, python-attrs/attrs and Textualize/rich, each at a
-pinned head, newest commits first, merges skipped; and tiangolo/fastapi, mined once the rules of
-``lsp_server/next_edit`` were settled and replayed once (``HELD_OUT``). Rules, applied to each
+pinned head, newest commits first, merges skipped; tiangolo/fastapi, mined once the rules of
+``lsp_server/next_edit`` were settled and replayed once; encode/starlette and psf/requests, mined
+with the same rules for a second round of fixes (fastapi and starlette read, requests measured only);
+sqlalchemy/alembic, mined with them and replayed only after that round's last change (then read,
+and one more change made); and pytest-dev/pluggy, mined before that change and replayed only after
+it (``HELD_OUT``: replayed by name only). Rules, applied to each
 commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
 characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
 lines, ``cases.py``):
@@ -40,9 +44,14 @@ REPOSITORIES = {
     "attrs": ("https://github.com/python-attrs/attrs", "c1dc5dcba16ed827aa6dcad896b41a3afedb4e32"),
     "rich": ("https://github.com/Textualize/rich", "42899d8a0a96b121a514516f4be9db44ff7aeaf3"),
     "fastapi": ("https://github.com/tiangolo/fastapi", "6d9dc39fcb3eb3bcd9c2a693683d68311d1618e0"),
+    "starlette": ("https://github.com/encode/starlette", "cb8f84f5284dc301ca7a31eb732b9e140769dd48"),
+    "requests": ("https://github.com/psf/requests", "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e"),
+    "alembic": ("https://github.com/sqlalchemy/alembic", "20e58db01cad3432c24734e11b893303cdb687a4"),
+    "pluggy": ("https://github.com/pytest-dev/pluggy", "e382e72789f8d791991c489d4322aa04e660b952"),
 }
-HELD_OUT = ("fastapi",)
-"""Mined after the rules' last change and replayed once: a check no change was tuned on."""
+HELD_OUT = ("fastapi", "starlette", "requests", "alembic", "pluggy")
+"""Mined after a round of the rules' changes, each a check that round was not tuned on (pluggy the
+last); replayed only when named."""
 CASES_DIR = Path(__file__).parent
 COUNTS = {"repeat": 15, "silence": 8}
 MIN_CHARS = 300

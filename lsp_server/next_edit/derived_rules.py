@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lsp_server.next_edit.comment_edits import line_shape
 from lsp_server.next_edit.edit_pattern import Hole, Leaf, Template
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import role_of
@@ -23,7 +24,8 @@ MAX_NODE_BYTES = 1_500
 
 def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: int) -> EditRule | None:
     """The rule of an edit that deleted one whole node (and only spaces around it): the same node,
-    by its text, deleted elsewhere in the same way (its line, or the spaces before it)."""
+    by its text, deleted elsewhere in the same way (its line, or the spaces before it: then after a
+    line of code of the same shape, ``comment_edits.py``)."""
     span = before[start:end]
     first = start + len(span) - len(span.lstrip())
     last = end - (len(span) - len(span.rstrip()))
@@ -39,7 +41,8 @@ def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: in
     how = deletion_shape(before, first, last)
     if how is None:
         return None
-    return EditRule(Leaf(node.type, node.text or b""), (b"",), role=role_of(node), deletes=how)
+    trails = line_shape(old_tree, before, first) if how == "inline" else None
+    return EditRule(Leaf(node.type, node.text or b""), (b"",), role=role_of(node), deletes=how, trails=trails)
 
 
 def deletion_shape(source: bytes, start: int, end: int) -> str | None:

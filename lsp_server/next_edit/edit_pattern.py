@@ -103,6 +103,36 @@ def render(template: Template, bound: dict[int, bytes]) -> bytes:
     return b"".join(part if isinstance(part, bytes) else bound[part] for part in template)
 
 
+def line_indent(source: bytes, at: int) -> bytes:
+    """The indentation of the line that holds byte ``at``."""
+    line_start = source.rfind(b"\n", 0, at) + 1
+    line = source[line_start:at]
+    return line[: len(line) - len(line.lstrip(b" \t"))]
+
+
+def reindented(template: Template, indent: bytes, site_indent: bytes) -> Template:
+    """``template`` (written at a line indented ``indent``) for a site whose line is indented
+    ``site_indent``: each line break it writes keeps its indentation relative to its first line.
+    A hole's text is the site's own and keeps its indentation."""
+    if indent == site_indent:
+        return template
+    old, new = b"\n" + indent, b"\n" + site_indent
+    return tuple(part if isinstance(part, int) else _reindented_part(part, old, new) for part in template)
+
+
+def _reindented_part(part: bytes, old: bytes, new: bytes) -> bytes:
+    """``part`` with each line break's indentation ``old`` made ``new``; a blank line (followed by
+    another line break) stays blank."""
+    lines = part.split(b"\n")
+    last = len(lines) - 1
+    return lines[0] + b"".join(
+        new + line[len(old) - 1 :]
+        if (b"\n" + line).startswith(old) and (line.strip() or index == last)
+        else b"\n" + line
+        for index, line in enumerate(lines[1:], start=1)
+    )
+
+
 def holes_of(pattern: Pattern) -> set[int]:
     """The hole numbers in ``pattern``."""
     if isinstance(pattern, Hole):

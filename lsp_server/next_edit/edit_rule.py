@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lsp_server.next_edit.comment_edits import LineShape
 from lsp_server.next_edit.edit_pattern import Pattern, Template, fixed_words
 
 
@@ -14,26 +15,50 @@ class EditRule:
 
     ``callee``: the sites must lie in the arguments of a call of that name, as the example did.
     ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
+    ``annotates``: the example lay in the type annotation of this name (a parameter, a variable, a
+    function's return): the sites must lie in an annotation of the same name.
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
     ``deletes``: the rule deletes its node: "line" with the line it stands alone on (a decorator),
     "inline" with the spaces before it (a trailing comment); ``after`` is then empty.
+    ``trails``: a deleted trailing comment is deleted only after code of this shape (None: any).
+    ``indent``: the indentation of the example's line; a line break the replacement writes is indented
+    as much more or less at a site as the site's line is.
+    ``breaks``: the line breaks of the example's text outside its holes; a site laid out otherwise is
+    not rewritten in the example's layout (None: not checked).
+    ``run``: ``before`` is a list whose children are a run of another list's children, not all of them
+    (``sibling_runs.py``).
     ``examples``: edits that agree on this rule (two raise confidence)."""
 
     before: Pattern
     after: Template
     callee: bytes | None = None
     calls: bytes | None = None
+    annotates: bytes | None = None
     role: str | None = None
     reshapes: bool = False
     deletes: str | None = None
+    trails: LineShape | None = None
+    indent: bytes = b""
+    run: bool = False
+    breaks: int | None = None
     examples: int = 1
 
     @property
     def key(self) -> tuple[object, ...]:
         """What makes two rules the same rule (for a dismissal to stop it)."""
-        return (self.before, self.after, self.callee, self.calls, self.role, self.deletes)
+        return (
+            self.before,
+            self.after,
+            self.callee,
+            self.calls,
+            self.role,
+            self.annotates,
+            self.deletes,
+            self.trails,
+            self.run,
+        )
 
     def anchors(self) -> list[bytes]:
         """Fixed words a site must contain, most telling (longest) first."""

@@ -5,11 +5,16 @@ From an edit as the history holds it (a file before and after a burst of typing)
 the smallest node of the old tree that holds the change and has a counterpart in the new tree (the
 same start, the same end moved by the edit's length), widened to its parent while it has nothing
 fixed to recognise it by (an argument list, a lone identifier). Its sub-trees that the new text
-keeps, other than names (a callee, an attribute, a keyword), become holes: ``fetch(url)`` ->
-``fetch(url, timeout=timeout)`` gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat
-in a call's arguments remembers the call's name, so a keyword renamed for one function is not renamed
-for another. Deleting a whole node, or making a function ``async``, makes the rules of
-``derived_rules.py``.
+keeps, other than names (a callee, an attribute, a keyword: a kept keyword argument keeps its
+keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url, timeout=timeout)``
+gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
+the call's name, so a keyword renamed for one function is not renamed for another; one in a type
+annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
+``name``) until a second example annotates another. Deleting a whole node, or making a function
+``async``, makes the rules of ``derived_rules.py``; an edit across the items of an argument or
+parameter list makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes
+none (``comment_edits.py``). A replacement that spans lines is indented at each site as the site's
+line is.
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -22,21 +27,29 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from lsp_server.next_edit.comment_edits import adds_only_comments, common_shape
 from lsp_server.next_edit.derived_rules import CONTAINERS, MAX_NODE_BYTES, await_rule, deletion_rule
 from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.edit_pattern import (
-    Branch,
     Hole,
     Leaf,
     Pattern,
     Template,
     fixed_words,
     generalize,
-    holes_of,
+    line_indent,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.node_roles import callee_around, is_name, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
+from lsp_server.next_edit.rule_parts import (
+    breaks_outside_holes,
+    hole_texts,
+    kept_below,
+    pattern_of,
+    template_of,
+)
+from lsp_server.next_edit.sibling_runs import run_rule
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -56,6 +69,8 @@ def learn(
     start, old_end, new_end = changed_span(before, after)
     if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
         return None
+    if not before[start:old_end].strip() and adds_only_comments(new_tree, after, start, new_end):
+        return None  # a note for this place (``comment_edits.py``)
     if not after[start:new_end].strip():
         deleted = deletion_rule(old_tree, before, start, old_end)
         if deleted is not None:
@@ -73,11 +88,14 @@ def learn(
         awaited = await_rule(old, new)
         if awaited is not None:
             return Learned(awaited, new.start_byte, new.end_byte)
-        rule = _rule_of(old, new, pair_changed)
+        rule, at, end = _rule_of(old, new, pair_changed), new.start_byte, new.end_byte
+        if rule is None:
+            ran = run_rule(old, new, (start, old_end, new_end), before)
+            rule, at, end = ran if ran is not None else (None, at, end)
         if rule is not None:
-            if _half_typed(rule, after, new):
+            if _half_typed(rule, after, at, end):
                 return None
-            return Learned(rule, new.start_byte, new.end_byte)
+            return Learned(replace(rule, indent=line_indent(after, at)), at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
         pair = None if parent is None or counterpart is None else (parent, counterpart)
@@ -89,7 +107,12 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     what differs between the examples is a hole in both), counting both examples; None when their
     replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
     test_b():`` both given ``-> None``) becomes a hole, in the replacement too."""
-    if (first.callee, first.calls, first.role) != (second.callee, second.calls, second.role):
+    if (first.callee, first.calls, first.role, first.run) != (
+        second.callee,
+        second.calls,
+        second.role,
+        second.run,
+    ):
         return None
     pairs: dict[tuple[Pattern, Pattern], int] = {}
     pattern = generalize(first.before, second.before, pairs)
@@ -105,7 +128,13 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     two = _renumbered(second.after, holes[1], words[1])
     if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
         return None
-    return replace(first, before=pattern, after=one, examples=first.examples + second.examples)
+    trails = common_shape(first.trails, second.trails)
+    breaks = first.breaks if first.breaks == second.breaks else None
+    annotates = first.annotates if first.annotates == second.annotates else None
+    examples = first.examples + second.examples
+    return replace(
+        first, before=pattern, after=one, trails=trails, breaks=breaks, annotates=annotates, examples=examples
+    )
 
 
 def _is_name_text(text: bytes) -> bool:
@@ -182,87 +211,25 @@ def _rule_of(
     list))``): it is what the rule is about."""
     if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES):
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
-    kept = {(node.type, node.text) for node in _named_below(new) if not is_name(node)}
+    kept = kept_below(new.children)
     numbers: dict[bytes, int] = {}
-    pattern = _pattern(old, (old, changed), kept, numbers)
+    pattern = pattern_of(old, (old, changed), kept, numbers)
     if not fixed_words(pattern):
         return None
-    template = _template(new, {text: number for text, number in numbers.items()}, pattern)
-    callee = callee_around(old)
-    return EditRule(pattern, template, callee=callee, role=role_of(old), reshapes=old.type != new.type)
+    template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
+    breaks = breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers))
+    return EditRule(
+        pattern,
+        template,
+        callee=callee_around(old),
+        annotates=annotated_name(old),
+        role=role_of(old),
+        reshapes=old.type != new.type,
+        breaks=breaks,
+    )
 
 
-def _pattern(
-    node: tree_sitter.Node,
-    fixed: tuple[tree_sitter.Node, tree_sitter.Node | None],
-    kept: set[tuple[str, bytes | None]],
-    numbers: dict[bytes, int],
-) -> Pattern:
-    if node not in fixed and node.is_named and (node.type, node.text) in kept and not is_name(node):
-        text = node.text or b""
-        return Hole(numbers.setdefault(text, len(numbers)))
-    if node.child_count == 0 or _has_loose_text(node):
-        return Leaf(node.type, node.text or b"")
-    return Branch(node.type, tuple(_pattern(child, fixed, kept, numbers) for child in node.children))
-
-
-def _has_loose_text(node: tree_sitter.Node) -> bool:
-    """Whether ``node`` holds text outside its children (a string's characters between its escape
-    sequences): the pattern then keeps its whole text, not only its children."""
-    text, at = node.text or b"", node.start_byte
-    for child in node.children:
-        if text[at - node.start_byte : child.start_byte - node.start_byte].strip():
-            return True
-        at = child.end_byte
-    return bool(text[at - node.start_byte :].strip())
-
-
-def _template(new: tree_sitter.Node, numbers: dict[bytes, int], pattern: Pattern) -> Template:
-    """``new``'s text with the holes' texts (each as often as the pattern holds it) as hole numbers."""
-    uses = {number: _count(pattern, number) for number in holes_of(pattern)}
-    spans: list[tuple[int, int, int]] = []
-    stack = list(reversed(new.children))
-    while stack:
-        node = stack.pop()
-        number = numbers.get(node.text or b"") if node.is_named and not is_name(node) else None
-        if number is not None and uses.get(number, 0) > 0:
-            uses[number] -= 1
-            spans.append((node.start_byte, node.end_byte, number))
-            continue
-        stack.extend(reversed(node.children))
-    parts: list[bytes | int] = []
-    text = new.text or b""
-    at = new.start_byte
-    for start, end, number in spans:
-        if start > at:
-            parts.append(text[at - new.start_byte : start - new.start_byte])
-        parts.append(number)
-        at = end
-    if at < new.end_byte:
-        parts.append(text[at - new.start_byte :])
-    return tuple(parts)
-
-
-def _count(pattern: Pattern, number: int) -> int:
-    if isinstance(pattern, Hole):
-        return int(pattern.number == number)
-    if isinstance(pattern, Leaf):
-        return 0
-    return sum(_count(child, number) for child in pattern.children)
-
-
-def _named_below(node: tree_sitter.Node) -> list[tree_sitter.Node]:
-    found = []
-    stack = list(node.children)
-    while stack:
-        child = stack.pop()
-        if child.is_named:
-            found.append(child)
-        stack.extend(child.children)
-    return found
-
-
-def _half_typed(rule: EditRule, after: bytes, new: tree_sitter.Node) -> bool:
+def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
     """Whether a name the edit wrote is found nowhere else in the file but as the start of a longer
     one: the user is still typing it."""
     old_words = set(fixed_words(rule.before))
@@ -272,7 +239,7 @@ def _half_typed(rule: EditRule, after: bytes, new: tree_sitter.Node) -> bool:
             continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed
         whole = longer = False
         for start, ends in token_starts(after, word, MAX_WORD_LOOKUPS):
-            if new.start_byte <= start < new.end_byte:
+            if at <= start < end:
                 continue  # the edit's own text
             whole, longer = whole or ends, longer or not ends
             if whole:

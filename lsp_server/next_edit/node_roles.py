@@ -12,6 +12,19 @@ if TYPE_CHECKING:
 ARGUMENT_LISTS = frozenset({"argument_list", "arguments"})
 CALLS = frozenset({"call", "call_expression"})
 _AWAITED = frozenset({"await", "await_expression"})
+_ANNOTATION_FIELDS = frozenset({"type", "return_type"})
+MAX_ANNOTATION_DEPTH = 8
+"""Ancestors climbed to find the annotation a node lies in (types nest: ``Optional[Dict[str, int]]``)."""
+_WRITES = frozenset(
+    {
+        "assignment",
+        "augmented_assignment",
+        "assignment_expression",
+        "augmented_assignment_expression",
+        "for_statement",
+        "for_in_statement",
+    }
+)
 # Fields whose leaf is a name the rule keeps fixed (the callee, a member, a keyword), not a hole.
 _NAME_FIELDS = frozenset({"function", "attribute", "property", "field", "name", "type"})
 
@@ -35,13 +48,52 @@ def is_name(node: tree_sitter.Node) -> bool:
     return field == "function" or (node.child_count == 0 and field in _NAME_FIELDS)
 
 
+def annotated_name(node: tree_sitter.Node) -> bytes | None:
+    """The name whose type annotation holds ``node`` (``x`` for ``Optional[int]`` in ``x:
+    Optional[int] = None``, a function's name for its return type); None outside annotations. A type
+    is changed for what it annotates: ``Optional`` alone would match every optional type."""
+    at = node
+    for _ in range(MAX_ANNOTATION_DEPTH):
+        parent = at.parent
+        if parent is None:
+            return None
+        if field_of(at) in _ANNOTATION_FIELDS:
+            named = next(
+                (
+                    found
+                    for found in (
+                        parent.child_by_field_name("name"),
+                        parent.child_by_field_name("left"),
+                        parent.child_by_field_name("pattern"),
+                        next((child for child in parent.children if child.is_named), None),
+                    )
+                    if found is not None
+                ),
+                None,
+            )
+            return named.text if named is not None and named.child_count == 0 and named != at else None
+        at = parent
+    return None
+
+
+def is_named_value(node: tree_sitter.Node) -> bool:
+    """A keyword argument or a parameter's default (``index=True``): its name says which argument it
+    is, so a rule keeps it and only its value may vary (``Column(Integer, primary_key=True,
+    index=True)`` is no ``Column(String, unique=True, index=True)``)."""
+    name = node.child_by_field_name("name")
+    return name is not None and name.child_count == 0 and node.child_by_field_name("value") is not None
+
+
 def role_of(node: tree_sitter.Node) -> str | None:
     """Where the node's place makes another shape of it: "function" for the called function,
-    "receiver" for the object of a member access (``obj`` in ``obj.size``); else None."""
+    "receiver" for the object of a member access (``obj`` in ``obj.size``), "target" for what an
+    assignment or a loop writes (``obj.size = 1``: no read of ``obj.size``); else None."""
     field = field_of(node)
     if field == "function":
         return field
     parent_type = node.parent.type if node.parent is not None else ""
+    if field == "left" and parent_type in _WRITES:
+        return "target"
     receiver = field in ("object", "operand") or (field == "value" and parent_type == "field_expression")
     return "receiver" if receiver else None
 

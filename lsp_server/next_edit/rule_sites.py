@@ -6,7 +6,9 @@ byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, eac
 ``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule learned
 from one edit whose fixed names and literals are all common tokens (``self``, ``0``, ``None``) or
 shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
-matches too widely to be a guess worth showing: no sites (two examples may).
+matches too widely to be a guess worth showing: no sites (two examples may). An edit that turns one
+kind of node into another is recognised by the keyword it starts with (``print x``), never by an
+operator alone (``a in b``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lsp_server.next_edit.comment_edits import fits_shape, line_shape
 from lsp_server.next_edit.derived_rules import deletion_shape, deletion_span
-from lsp_server.next_edit.edit_pattern import Hole, match, render, telling_words, token_starts
+from lsp_server.next_edit.edit_pattern import (
+    Branch,
+    Hole,
+    Leaf,
+    is_word,
+    line_indent,
+    match,
+    reindented,
+    render,
+    telling_words,
+    token_starts,
+)
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.node_roles import callee_name, is_awaited, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
+from lsp_server.next_edit.rule_parts import breaks_outside_holes
+from lsp_server.next_edit.sibling_runs import run_at
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -52,7 +68,14 @@ def too_wide(rule: EditRule) -> bool:
         return False
     words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
     telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
-    return not telling and not (rule.reshapes and rule.anchors())
+    return not telling and not (rule.reshapes and _leads_with_keyword(rule))
+
+
+def _leads_with_keyword(rule: EditRule) -> bool:
+    """Whether the rule's node starts with a fixed keyword (``print`` in ``print x``), which tells a
+    statement's kind; an operator between holes (``□ in □``) matches every such expression."""
+    first = rule.before.children[0] if isinstance(rule.before, Branch) and rule.before.children else None
+    return isinstance(first, Leaf) and is_word(first.text)
 
 
 def find_sites(
@@ -97,22 +120,46 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
     for _ in range(MAX_CLIMB):
         if node is None:
             return None
-        if (root_type is None or node.type == root_type) and _in_context(rule, node):
+        if rule.run and node.type == root_type:
+            found = run_at(rule, node, start)
+            if found is not None:
+                at, last, holes = found
+                if not _laid_out_alike(rule, source[at:last], holes):
+                    return None
+                new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
+                return Site(at, last, source[at:last], new) if new != source[at:last] else None
+        elif (root_type is None or node.type == root_type) and _in_context(rule, node):
             bound: dict[int, bytes] = {}
-            if match(rule.before, node, bound) and not node.has_error:
+            if (
+                match(rule.before, node, bound)
+                and not node.has_error
+                and _laid_out_alike(rule, node.text, bound)
+            ):
                 if rule.deletes is not None:
-                    return _deletion_site(rule.deletes, source, node)
+                    return _deletion_site(rule, tree, source, node)
                 old = node.text or b""
-                new = render(rule.after, bound)
+                new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if new != old:
                     return Site(node.start_byte, node.end_byte, old, new)
         node = node.parent
     return None
 
 
-def _deletion_site(how: str, source: bytes, node: tree_sitter.Node) -> Site | None:
-    """The node deleted as the example's was, where it stands on its line the same way."""
-    if deletion_shape(source, node.start_byte, node.end_byte) != how:
+def _laid_out_alike(rule: EditRule, text: bytes | None, bound: dict[int, bytes]) -> bool:
+    """Whether a site breaks its lines outside the holes as the example did (a rule from an edit on
+    three lines does not re-flow a site on one)."""
+    return rule.breaks is None or breaks_outside_holes(text or b"", rule.before, bound) == rule.breaks
+
+
+def _deletion_site(
+    rule: EditRule, tree: tree_sitter.Tree, source: bytes, node: tree_sitter.Node
+) -> Site | None:
+    """The node deleted as the example's was, where it stands on its line the same way (after code of
+    the example's shape, where the rule has one)."""
+    how = rule.deletes
+    if how is None or deletion_shape(source, node.start_byte, node.end_byte) != how:
+        return None
+    if rule.trails is not None and not fits_shape(rule.trails, line_shape(tree, source, node.start_byte)):
         return None
     start, end = deletion_span(source, node.start_byte, node.end_byte, how)
     return Site(start, end, source[start:end], b"")
@@ -127,4 +174,6 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         call = arguments.parent if arguments is not None else None
         if call is None or callee_name(call) != rule.callee:
             return False
+    if rule.annotates is not None and annotated_name(node) != rule.annotates:
+        return False
     return role_of(node) == rule.role

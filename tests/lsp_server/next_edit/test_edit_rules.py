@@ -219,9 +219,3 @@ def test_a_deleted_decorator_line_is_deleted_at_its_other_places() -> None:
     before = "@skip_old\ndef a():\n    pass\n\n\nclass B:\n    @skip_old\n    def c(self):\n        pass\n"
     after = before.replace("@skip_old\n", "", 1)
     assert _sites("python", before, after) == [("    @skip_old\n", "")]
-
-
-def test_a_deleted_trailing_comment_is_deleted_where_it_trails_code_too() -> None:
-    before = "a = f()  # type: ignore\nb = g()  # type: ignore\n# type: ignore\nc = '# type: ignore'\n"
-    after = before.replace("a = f()  # type: ignore", "a = f()", 1)
-    assert _sites("python", before, after) == [("  # type: ignore", "")]

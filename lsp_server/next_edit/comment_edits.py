@@ -1,0 +1,85 @@
+"""What an edit of comments teaches. A comment added to code annotates that one place for a tool or a
+reader (a coverage pragma, ``# type: ignore``, ``# noqa``, a note): where else it belongs, the syntax
+does not tell, so an edit that only adds comments makes no rule. A trailing comment deleted is
+deleted again only where it trails a line of code of the same shape (:func:`line_shape`): the same
+comment after the same code was put there for the same reason, and goes for the same reason; the
+same comment after other code may still be needed. Two examples trailing different code lift that
+condition (:func:`common_shape`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+LineShape = tuple[tuple[str, bytes | None], ...]
+"""A line's code as its tokens' (type, text); a literal's text is None (any literal of that type)."""
+_LITERALS = frozenset({"string", "concatenated_string", "integer", "float", "number", "true", "false"})
+MAX_SHAPE_TOKENS = 200
+"""Tokens of a line looked at, at most (a minified line is no shape to recognise)."""
+
+
+def is_comment(node: tree_sitter.Node) -> bool:
+    """A comment node in any grammar (``comment``, Rust's ``line_comment`` and ``block_comment``)."""
+    return node.type == "comment" or node.type.endswith("_comment")
+
+
+def adds_only_comments(new_tree: tree_sitter.Tree, after: bytes, start: int, end: int) -> bool:
+    """Whether every non-blank byte of ``after[start:end]`` (what an edit wrote) lies in a comment."""
+    written = [start + i for i, byte in enumerate(after[start:end]) if not chr(byte).isspace()]
+    if not written:
+        return False
+    comments: list[tuple[int, int]] = []
+    stack = [new_tree.root_node.descendant_for_byte_range(start, end)]
+    while stack:
+        node = stack.pop()
+        if node is None or node.end_byte <= start or node.start_byte >= end:
+            continue
+        if is_comment(node):
+            comments.append((node.start_byte, node.end_byte))
+        else:
+            stack.extend(node.children)
+    return all(any(a <= at < b for a, b in comments) for at in written)
+
+
+def line_shape(tree: tree_sitter.Tree, source: bytes, end: int) -> LineShape:
+    """The tokens of the code on the line before byte ``end`` (where a trailing comment starts),
+    literals as their type only."""
+    line_start = source.rfind(b"\n", 0, end) + 1
+    found: list[tuple[int, str, bytes | None]] = []
+    stack = [tree.root_node.descendant_for_byte_range(line_start, end)]
+    while stack and len(found) < MAX_SHAPE_TOKENS:
+        node = stack.pop()
+        if node is None or node.end_byte <= line_start or node.start_byte >= end or is_comment(node):
+            continue
+        if node.start_byte >= line_start and node.is_named and node.type in _LITERALS:
+            found.append((node.start_byte, node.type, None))
+        elif node.child_count == 0:
+            if node.start_byte >= line_start:
+                found.append((node.start_byte, node.type, node.text or b""))
+        else:
+            stack.extend(node.children)
+    return tuple((kind, text) for _, kind, text in sorted(found, key=lambda token: token[0]))
+
+
+def common_shape(first: LineShape | None, second: LineShape | None) -> LineShape | None:
+    """What two examples' lines agree on: token by token, a differing text made any text; None (any
+    line) when either has no shape or their tokens differ in number or in type."""
+    if first is None or second is None or len(first) != len(second):
+        return None
+    common: list[tuple[str, bytes | None]] = []
+    for (kind, text), (other_kind, other_text) in zip(first, second, strict=True):
+        if kind != other_kind:
+            return None
+        common.append((kind, text if text == other_text else None))
+    return tuple(common)
+
+
+def fits_shape(shape: LineShape, line: LineShape) -> bool:
+    """Whether a line's tokens are an instance of ``shape``."""
+    return len(shape) == len(line) and all(
+        kind == other_kind and (text is None or text == other_text)
+        for (kind, text), (other_kind, other_text) in zip(shape, line, strict=True)
+    )

@@ -1,0 +1,112 @@
+"""The two halves of a rule built from the nodes an edit replaced and the nodes it wrote: the old
+nodes as a pattern whose parts the new text keeps are holes, and the new text as a template of those
+holes (``edit_rules.py`` for one node, ``sibling_runs.py`` for a run of a list's children)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, Template, holes_of
+from lsp_server.next_edit.node_roles import is_name, is_named_value
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+
+def pattern_of(
+    node: tree_sitter.Node,
+    fixed: tuple[tree_sitter.Node, tree_sitter.Node | None],
+    kept: set[tuple[str, bytes | None]],
+    numbers: dict[bytes, int],
+) -> Pattern:
+    """``node`` as a pattern: what ``kept`` holds a hole (the same text, the same hole; numbered in
+    ``numbers``), except the nodes ``fixed``, names and keyword arguments; the rest as it is."""
+    if (
+        node not in fixed
+        and node.is_named
+        and (node.type, node.text) in kept
+        and not is_name(node)
+        and not is_named_value(node)
+    ):
+        text = node.text or b""
+        return Hole(numbers.setdefault(text, len(numbers)))
+    if node.child_count == 0 or _has_loose_text(node):
+        return Leaf(node.type, node.text or b"")
+    return Branch(node.type, tuple(pattern_of(child, fixed, kept, numbers) for child in node.children))
+
+
+def _has_loose_text(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` holds text outside its children (a string's characters between its escape
+    sequences): the pattern then keeps its whole text, not only its children."""
+    text, at = node.text or b"", node.start_byte
+    for child in node.children:
+        if text[at - node.start_byte : child.start_byte - node.start_byte].strip():
+            return True
+        at = child.end_byte
+    return bool(text[at - node.start_byte :].strip())
+
+
+def template_of(
+    nodes: list[tree_sitter.Node],
+    within: tree_sitter.Node,
+    span: tuple[int, int],
+    numbers: dict[bytes, int],
+    pattern: Pattern,
+) -> Template:
+    """The text of ``within`` from byte ``span[0]`` to ``span[1]`` (its children ``nodes`` lie there)
+    with the holes' texts (each as often as the pattern holds it) as hole numbers."""
+    uses = {number: _count(pattern, number) for number in holes_of(pattern)}
+    spans: list[tuple[int, int, int]] = []
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        number = numbers.get(node.text or b"") if node.is_named and not is_name(node) else None
+        if number is not None and uses.get(number, 0) > 0:
+            uses[number] -= 1
+            spans.append((node.start_byte, node.end_byte, number))
+            continue
+        stack.extend(reversed(node.children))
+    parts: list[bytes | int] = []
+    text, base = within.text or b"", within.start_byte
+    at = span[0]
+    for start, end, number in spans:
+        if start > at:
+            parts.append(text[at - base : start - base])
+        parts.append(number)
+        at = end
+    if at < span[1]:
+        parts.append(text[at - base : span[1] - base])
+    return tuple(parts)
+
+
+def breaks_outside_holes(text: bytes, pattern: Pattern, holes: dict[int, bytes]) -> int:
+    """The line breaks of ``text`` (what ``pattern`` matched, its holes ``holes``) outside the holes:
+    its layout, which a rule's template writes as the example's was."""
+    inside = sum(holes[number].count(b"\n") * _count(pattern, number) for number in holes_of(pattern))
+    return text.count(b"\n") - inside
+
+
+def hole_texts(numbers: dict[bytes, int]) -> dict[int, bytes]:
+    """The text of each hole, from the numbers ``pattern_of`` gave the texts."""
+    return {number: text for text, number in numbers.items()}
+
+
+def _count(pattern: Pattern, number: int) -> int:
+    if isinstance(pattern, Hole):
+        return int(pattern.number == number)
+    if isinstance(pattern, Leaf):
+        return 0
+    return sum(_count(child, number) for child in pattern.children)
+
+
+def kept_below(nodes: list[tree_sitter.Node]) -> set[tuple[str, bytes | None]]:
+    """What the new text keeps: the (type, text) of ``nodes`` and the named nodes below them, other
+    than names (a kept name stays fixed in a rule, never a hole)."""
+    found = set()
+    stack = list(nodes)
+    while stack:
+        child = stack.pop()
+        if child.is_named and not is_name(child):
+            found.add((child.type, child.text))
+        stack.extend(child.children)
+    return found

@@ -1,0 +1,88 @@
+"""Rules over a run of a list's children: an edit inside an argument or parameter list that spans
+several of its items, or adds or removes one, repeats in another list where the same run stands.
+
+The run is the list's children the edit touched (spaces around the edit left out), and the
+punctuation or item on each side of them: ``follow_redirects: bool | None = None, allow_redirects:
+bool | None = None`` -> ``follow_redirects: bool | … = …`` with the commas around it, or a parameter
+inserted after ``examples: … = None,`` anchored by that parameter. Its pattern and template are
+built as a node's are (``rule_parts.py``): kept items are holes, names and keywords stay. A site is
+a window of another list's children matching the run, where the list lies as the example's did (the
+arguments of a call of the same name, or any function's parameters).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsp_server.next_edit.edit_pattern import Branch, fixed_words, match
+from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.node_roles import CALLS, callee_name
+from lsp_server.next_edit.rule_parts import (
+    breaks_outside_holes,
+    hole_texts,
+    kept_below,
+    pattern_of,
+    template_of,
+)
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+RUN_LISTS = ("argument_list", "arguments", "parameters", "formal_parameters", "parameter_list")
+"""The lists whose items a run rule covers (statements in a block are not: too alike)."""
+
+
+def run_rule(
+    old: tree_sitter.Node, new: tree_sitter.Node, span: tuple[int, int, int], source: bytes
+) -> tuple[EditRule, int, int] | None:
+    """The rule of an edit of bytes ``span`` (start, old end, new end) inside the list ``old`` (``new``
+    after it; ``source`` is the old text), with where the example's run lies in the new text."""
+    if old.type not in RUN_LISTS or new.type != old.type or old.child_count < 2:
+        return None
+    start, old_end, new_end = span
+    while start > old.start_byte and source[start - 1 : start].isspace():
+        start -= 1
+    while old_end < old.end_byte and source[old_end : old_end + 1].isspace():
+        old_end += 1
+    children = old.children
+    touched = [
+        i for i, child in enumerate(children) if child.end_byte >= start and child.start_byte <= old_end
+    ]
+    if not touched:
+        return None
+    first, last = max(touched[0] - 1, 0), min(touched[-1] + 1, len(children) - 1)
+    run = children[first : last + 1]
+    delta = new_end - span[1]
+    run_start, run_end = run[0].start_byte, run[-1].end_byte + delta
+    new_run = [child for child in new.children if child.start_byte >= run_start and child.end_byte <= run_end]
+    if not new_run or new_run[0].start_byte != run_start or new_run[-1].end_byte != run_end:
+        return None
+    numbers: dict[bytes, int] = {}
+    kept = kept_below(new_run)
+    pattern = Branch(old.type, tuple(pattern_of(child, (old, None), kept, numbers) for child in run))
+    if not fixed_words(pattern):
+        return None
+    template = template_of(new_run, new, (run_start, run_end), numbers, pattern)
+    callee = callee_name(old.parent) if old.parent is not None and old.parent.type in CALLS else None
+    breaks = breaks_outside_holes(source[run[0].start_byte : run[-1].end_byte], pattern, hole_texts(numbers))
+    return EditRule(pattern, template, callee=callee, run=True, breaks=breaks), run_start, run_end
+
+
+def run_at(rule: EditRule, node: tree_sitter.Node, at: int) -> tuple[int, int, dict[int, bytes]] | None:
+    """The window of ``node``'s children (a list of the rule's type, lying where the example's did)
+    that holds byte ``at`` and matches the rule's run: its bytes and what its holes matched."""
+    if not isinstance(rule.before, Branch) or node.type != rule.before.type:
+        return None
+    if rule.callee is not None:
+        call = node.parent
+        if call is None or call.type not in CALLS or callee_name(call) != rule.callee:
+            return None
+    run, children = rule.before.children, node.children
+    for first in range(len(children) - len(run) + 1):
+        window = children[first : first + len(run)]
+        if not window[0].start_byte <= at < window[-1].end_byte:
+            continue
+        bound: dict[int, bytes] = {}
+        if all(match(part, child, bound) for part, child in zip(run, window, strict=True)):
+            return window[0].start_byte, window[-1].end_byte, bound
+    return None

@@ -1,0 +1,105 @@
+"""Rules that stay quiet where a site only looks like the example (found by replaying held-out
+histories, ``bench/next_edit``): a comment added, a deleted comment after other code, a keyword
+argument's name, an operator alone, an attribute written rather than read; and a replacement over
+lines indented as its site is."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_server.next_edit.edit_rules import agree
+from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites
+
+
+def test_a_deleted_trailing_comment_is_deleted_where_it_trails_code_of_the_same_shape() -> None:
+    before = (
+        "x = f('a')  # type: ignore\nx = f('b')  # type: ignore\ny = g()  # type: ignore\n"
+        "# type: ignore\nc = '# type: ignore'\n"
+    )
+    after = before.replace("x = f('a')  # type: ignore", "x = f('a')", 1)
+    assert _sites("python", before, after) == [("  # type: ignore", "")]  # after x = f('b') only
+
+
+def test_two_deleted_trailing_comments_after_different_code_delete_it_after_any_code() -> None:
+    before = "x = f('a')  # type: ignore\ny = g()  # type: ignore\nz = [h()]  # type: ignore\n"
+    once = before.replace("x = f('a')  # type: ignore", "x = f('a')", 1)
+    twice = once.replace("y = g()  # type: ignore", "y = g()", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    assert _apply("python", first.rule, once, (first.start, first.end)) == []  # no line of x = f(…)'s shape
+    both = agree(first.rule, second.rule)
+    assert both is not None and both.trails is None
+    assert _apply("python", both, twice, (second.start, second.end)) == [("  # type: ignore", "")]
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "if a:\n    x()\nif b:\n    y()\n",
+            "if a:  # pragma: no branch\n    x()\nif b:\n    y()\n",
+            id="a pragma after an if",
+        ),
+        pytest.param(
+            "fetch(url)\nfetch(b)\n", "fetch(url)  # type: ignore[arg-type]\nfetch(b)\n", id="a type: ignore"
+        ),
+        pytest.param("a = 1\nb = 2\n", "# the first\na = 1\nb = 2\n", id="a comment line"),
+    ],
+)
+def test_an_edit_that_only_adds_a_comment_makes_no_rule(before: str, after: str) -> None:
+    assert _learned("python", before, after) is None
+
+
+def test_a_replacement_over_lines_is_indented_as_each_site_is() -> None:
+    before = "fetch(url)\n\n\ndef g():\n    fetch(u2)\n"
+    after = "fetch(\n    url,\n    timeout=t,\n)\n\n\ndef g():\n    fetch(u2)\n"
+    assert _sites("python", before, after) == [
+        ("fetch(u2)", "fetch(\n        u2,\n        timeout=t,\n    )")
+    ]
+
+
+def test_a_kept_keyword_argument_keeps_its_name_only_its_value_varies() -> None:
+    before = (
+        "a = Column(Integer, primary_key=True, index=True)\n"
+        "b = Column(String, unique=True, index=True)\n"
+        "c = Column(Text, primary_key=True, index=True)\n"
+    )
+    after = before.replace("primary_key=True, index=True", "primary_key=True", 1)
+    assert _sites("python", before, after) == [(", primary_key=True, index=True)", ", primary_key=True)")]
+
+
+def test_an_operator_between_holes_is_no_shape_to_recognise_a_wrap_by() -> None:
+    before = 'if "push" in scope["extensions"]:\n    pass\nif code in (204, 304):\n    pass\n'
+    after = before.replace('if "push" in', 'if "extensions" in scope and "push" in', 1)
+    assert _sites("python", before, after) == []
+
+
+def test_an_attribute_read_becoming_a_name_is_not_repeated_where_the_attribute_is_written() -> None:
+    before = "x = info.in_ == 1\ny = info.in_ == 2\ninfo.in_ = 3\nfor info.in_ in z:\n    pass\n"
+    after = before.replace("x = info.in_", "x = info_in", 1)
+    assert _sites("python", before, after) == [("info.in_", "info_in")]
+
+
+def test_a_type_changed_in_one_annotation_is_changed_where_it_annotates_the_same_name_only() -> None:
+    before = (
+        "def a(nullable: Optional[bool] = None, name: Optional[str] = None):\n    pass\n\n\n"
+        "def b(nullable: Optional[bool] = None, comment: Optional[str] = None) -> Optional[bool]:\n"
+        "    pass\n"
+    )
+    after = before.replace("nullable: Optional[bool]", "nullable: Union[bool, Literal[False], None]", 1)
+    assert _sites("python", before, after) == [("Optional[bool]", "Union[bool, Literal[False], None]")]
+
+
+def test_two_examples_annotating_different_names_change_the_type_wherever_it_annotates() -> None:
+    before = "def a(x: Optional[int], y: Optional[str], z: Optional[bytes]) -> Optional[int]:\n    pass\n"
+    once = before.replace("x: Optional[int]", "x: int | None", 1)
+    twice = once.replace("y: Optional[str]", "y: str | None", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    assert _apply("python", first.rule, once, (first.start, first.end)) == []  # no other x
+    both = agree(first.rule, second.rule)
+    assert both is not None and both.annotates is None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("Optional[bytes]", "bytes | None"),
+        ("Optional[int]", "int | None"),
+    ]

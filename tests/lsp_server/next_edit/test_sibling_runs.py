@@ -1,0 +1,59 @@
+"""Rules over a run of a list's items (``sibling_runs.py``): an edit across two parameters, a
+parameter inserted after another, an argument run of one function's calls; and a site laid out on
+other lines than the example is not re-flowed."""
+
+from __future__ import annotations
+
+from tests.lsp_server.next_edit.test_edit_rules import _sites
+
+
+def test_an_edit_across_two_parameters_repeats_where_the_same_two_stand() -> None:
+    before = (
+        "def get(url, follow: bool = False, allow: bool = False, timeout=None):\n    pass\n\n\n"
+        "def post(url, data, follow: bool = False, allow: bool = False, timeout=None):\n    pass\n\n\n"
+        "def put(url, follow: bool = False, timeout=None):\n    pass\n"
+    )
+    after = before.replace("follow: bool = False, allow: bool = False", "follow: bool | None = None", 1)
+    assert _sites("python", before, after) == [
+        (", follow: bool = False, allow: bool = False,", ", follow: bool | None = None,")
+    ]
+
+
+def test_a_parameter_inserted_after_another_is_inserted_after_it_in_the_other_functions() -> None:
+    parameters = (
+        "    default: Any = None,\n    examples: list | None = None,\n    deprecated: bool = False,\n"
+    )
+    before = (
+        f"def query(\n{parameters}):\n    pass\n\n\n"
+        f"def header(\n{parameters}):\n    pass\n\n\n"
+        "def body(\n    default: Any = None,\n    deprecated: bool = False,\n):\n    pass\n"
+    )
+    after = before.replace(
+        "    examples: list | None = None,\n",
+        "    examples: list | None = None,\n    openapi: dict | None = None,\n",
+        1,
+    )
+    assert _sites("python", before, after) == [
+        (
+            "examples: list | None = None,\n    deprecated: bool = False,",
+            "examples: list | None = None,\n    openapi: dict | None = None,\n    deprecated: bool = False,",
+        )
+    ]  # anchored by the parameters on both sides: not in body()
+
+
+def test_an_argument_run_repeats_at_the_calls_of_the_same_function_only() -> None:
+    before = "send(a, retries=1, backoff=2)\nsend(b, retries=1, backoff=2)\npost(c, retries=1, backoff=2)\n"
+    after = before.replace("retries=1, backoff=2", "retry=Retry(1, 2)", 1)
+    assert _sites("python", before, after) == [(", retries=1, backoff=2)", ", retry=Retry(1, 2))")]
+
+
+def test_a_site_laid_out_on_other_lines_than_the_example_is_not_re_flowed() -> None:
+    before = (
+        "def a(\n    lang: str = Argument(None)\n):\n    pass\n\n\n"
+        "def b(lang: str = Argument(None)):\n    pass\n\n\n"
+        "def c(\n    lang: str = Argument(None)\n):\n    pass\n"
+    )
+    after = before.replace("Argument(None)\n)", "Argument(None),\n)", 1)
+    assert _sites("python", before, after) == [
+        ("(\n    lang: str = Argument(None)\n)", "(\n    lang: str = Argument(None),\n)")
+    ]
