@@ -221,14 +221,15 @@ struct Q6_K {
     }
   }
 #ifdef CODEDRAFT_AVX2
-  static __m256i codes(const uint8_t* b, int s) {
+  // The codes before the 32 is taken off (0 .. 63), as the 8-bit-activation products use them.
+  static __m256i unsigned_codes(const uint8_t* b, int s) {
     const int h = s / 4, k = s % 4;
     const __m256i ql = load32(b + 64 * h + 32 * (k % 2));
     const __m256i pairs = _mm256_and_si256(_mm256_srl_epi16(load32(b + 128 + 32 * h), _mm_cvtsi32_si128(2 * k)),
                                            _mm256_set1_epi8(3));
-    const __m256i q = _mm256_or_si256(k < 2 ? low_nibbles(ql) : high_nibbles(ql), _mm256_slli_epi16(pairs, 4));
-    return _mm256_sub_epi8(q, _mm256_set1_epi8(32));
+    return _mm256_or_si256(k < 2 ? low_nibbles(ql) : high_nibbles(ql), _mm256_slli_epi16(pairs, 4));
   }
+  static __m256i codes(const uint8_t* b, int s) { return _mm256_sub_epi8(unsigned_codes(b, s), _mm256_set1_epi8(32)); }
 #endif
 };
 

@@ -1,0 +1,177 @@
+// The integer lanes of the 8-bit-activation products (gguf_int8_products.h): a GGUF block's codes
+// times x's 8-bit codes, lane l of a sub-block of 32 being the sum of the products of its codes
+// 4l .. 4l + 3, and for a K-quant super-block those lanes scaled by the sub-blocks' integer scales
+// and summed (Q6_K's bias of 32 taken off through the sums of 16 x codes). AVX-512 VNNI, AVX2 and
+// plain loops give the same integers.
+#pragma once
+#include "gguf_products.h"
+
+namespace codedraft::gguf {
+
+template <class B>
+constexpr bool k_quant() {
+  return B::kValues == 256;
+}
+// Types whose codes are signed (their products take the codes' signs onto x).
+template <class B>
+constexpr bool signed_codes() {
+  return std::is_same_v<B, Q4_0> || std::is_same_v<B, Q5_0> || std::is_same_v<B, Q8_0>;
+}
+
+#ifdef CODEDRAFT_AVX2
+using Ints = __m256i;
+inline Lanes to_lanes(Ints v) { return {_mm256_cvtepi32_ps(v)}; }
+inline Ints zero_ints() { return _mm256_setzero_si256(); }
+
+// acc + (int16 pairs times scales, adjacent products added into int32 lanes).
+inline __m256i scaled_add(__m256i acc, __m256i pairs, __m256i scales) {
+#ifdef CODEDRAFT_VNNI
+  return _mm256_dpwssd_epi32(acc, pairs, scales);
+#else
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, scales));
+#endif
+}
+
+// 32 weight codes as u8 x s8 products take them: magnitudes, and for a signed type the codes whose
+// signs go onto x.
+struct Codes32 {
+  __m256i magnitude, sign;
+};
+template <class B>
+inline Codes32 codes32(const uint8_t* block, int s) {
+  if constexpr (signed_codes<B>()) {
+    const __m256i c = B::codes(block, s);
+    return {_mm256_abs_epi8(c), c};
+  } else if constexpr (std::is_same_v<B, Q6_K>) {
+    return {B::unsigned_codes(block, s), _mm256_setzero_si256()};
+  } else {
+    return {B::codes(block, s), _mm256_setzero_si256()};
+  }
+}
+// int16 lane k: code 2k x 2k + code 2k+1 x 2k+1.
+template <class B>
+inline __m256i pair_products(const Codes32& c, const int8_t* x) {
+  __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  if constexpr (signed_codes<B>()) v = _mm256_sign_epi8(v, c.sign);
+  return _mm256_maddubs_epi16(c.magnitude, v);
+}
+template <class B>
+inline __m256i lane_products(const Codes32& c, const int8_t* x) {
+#ifdef CODEDRAFT_VNNI
+  __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  if constexpr (signed_codes<B>()) v = _mm256_sign_epi8(v, c.sign);
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), c.magnitude, v);
+#else
+  return _mm256_madd_epi16(pair_products<B>(c, x), _mm256_set1_epi16(1));
+#endif
+}
+
+// Q4_K / Q5_K's eight scales and eight minimums from their 12 bytes, a word at a time (the same
+// values as scale_min_k4; little-endian, as every AVX2 machine is).
+inline void scales_mins_k4(const uint8_t* q, uint8_t scales[8], uint8_t mins[8]) {
+  uint32_t w[3];
+  std::memcpy(w, q, 12);
+  const uint32_t six = 0x3F3F3F3F, four = 0x0F0F0F0F, two = 0x03030303;
+  const uint32_t out[4] = {w[0] & six, (w[2] & four) | (((w[0] >> 6) & two) << 4), w[1] & six,
+                           ((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4)};
+  std::memcpy(scales, out, 8);
+  std::memcpy(mins, out + 2, 8);
+}
+
+// Integer lanes of one super-block for R rows of x (codes at xq[r], their 16-sums at sums16[r]).
+template <class B, int R>
+inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], const int16_t* const sums16[R],
+                              Ints out[R]) {
+  for (int r = 0; r < R; ++r) out[r] = _mm256_setzero_si256();
+  alignas(16) uint8_t scales[8], mins[8];
+  if constexpr (!std::is_same_v<B, Q6_K>) scales_mins_k4(block + 4, scales, mins);
+  const int8_t* signed_scales = reinterpret_cast<const int8_t*>(block + 192);
+  for (int s = 0; s < 8; ++s) {
+    const Codes32 c = codes32<B>(block, s);
+    __m256i scale;
+    if constexpr (std::is_same_v<B, Q6_K>) {
+      scale = _mm256_set_m128i(_mm_set1_epi16(signed_scales[2 * s + 1]), _mm_set1_epi16(signed_scales[2 * s]));
+    } else {
+      scale = _mm256_set1_epi16(scales[s]);
+    }
+    for (int r = 0; r < R; ++r) out[r] = scaled_add(out[r], pair_products<B>(c, xq[r] + 32 * s), scale);
+  }
+  if constexpr (std::is_same_v<B, Q6_K>) {
+    const __m256i wide = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)));
+    for (int r = 0; r < R; ++r) {
+      const __m256i bias = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums16[r])), wide);
+      out[r] = _mm256_sub_epi32(out[r], _mm256_slli_epi32(bias, 5));
+    }
+  }
+}
+
+// sum over sub-blocks of min_s * (sum of x codes in s), for Q4_K / Q5_K.
+inline int minimums_dot(const uint8_t* block, const int16_t* sums32) {
+  alignas(16) uint8_t scales[8], mins[8];
+  scales_mins_k4(block + 4, scales, mins);
+  const __m128i m = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins)));
+  __m128i p = _mm_madd_epi16(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(sums32)));
+  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4E));
+  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xB1));
+  return _mm_cvtsi128_si32(p);
+}
+#else
+struct Ints {
+  int32_t v[8];
+};
+inline Lanes to_lanes(Ints a) {
+  Lanes r;
+  for (int i = 0; i < 8; ++i) r.v[i] = static_cast<float>(a.v[i]);
+  return r;
+}
+inline Ints zero_ints() { return Ints{}; }
+
+// Lane l of 32 codes times 32 x codes: the products of codes 4l .. 4l + 3.
+inline Ints lanes_of(const int8_t* c, const int8_t* x) {
+  Ints out{};
+  for (int j = 0; j < 32; ++j) out.v[j / 4] += c[j] * x[j];
+  return out;
+}
+
+template <class B, int R>
+inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], const int16_t* const sums16[R],
+                              Ints out[R]) {
+  const int8_t* signed_scales = reinterpret_cast<const int8_t*>(block + 192);
+  for (int r = 0; r < R; ++r) out[r] = Ints{};
+  for (int s = 0; s < 8; ++s) {
+    int8_t c[32];
+    B::codes(block, s, c);
+    int scale[2], minimum;
+    if constexpr (std::is_same_v<B, Q6_K>) {
+      for (int j = 0; j < 32; ++j) c[j] += 32;  // 0 .. 63, as the vector path multiplies them
+      scale[0] = signed_scales[2 * s], scale[1] = signed_scales[2 * s + 1];
+    } else {
+      scale_min_k4(block + 4, s, scale[0], minimum);
+      scale[1] = scale[0];
+    }
+    for (int r = 0; r < R; ++r) {
+      const Ints lanes = lanes_of(c, xq[r] + 32 * s);
+      for (int l = 0; l < 8; ++l) out[r].v[l] += scale[l / 4] * lanes.v[l];
+    }
+  }
+  if constexpr (std::is_same_v<B, Q6_K>) {
+    for (int r = 0; r < R; ++r) {
+      for (int l = 0; l < 8; ++l) {
+        out[r].v[l] -= 32 * (signed_scales[2 * l] * sums16[r][2 * l] + signed_scales[2 * l + 1] * sums16[r][2 * l + 1]);
+      }
+    }
+  }
+}
+
+inline int minimums_dot(const uint8_t* block, const int16_t* sums32) {
+  int total = 0;
+  for (int s = 0; s < 8; ++s) {
+    int scale, minimum;
+    scale_min_k4(block + 4, s, scale, minimum);
+    total += minimum * sums32[s];
+  }
+  return total;
+}
+#endif
+
+}  // namespace codedraft::gguf
