@@ -66,54 +66,65 @@ inline __m256i lane_products(const Codes32& c, const int8_t* x) {
 #endif
 }
 
-// Q4_K / Q5_K's eight scales and eight minimums from their 12 bytes, a word at a time (the same
-// values as scale_min_k4; little-endian, as every AVX2 machine is).
-inline void scales_mins_k4(const uint8_t* q, uint8_t scales[8], uint8_t mins[8]) {
-  uint32_t w[3];
-  std::memcpy(w, q, 12);
-  const uint32_t six = 0x3F3F3F3F, four = 0x0F0F0F0F, two = 0x03030303;
-  const uint32_t out[4] = {w[0] & six, (w[2] & four) | (((w[0] >> 6) & two) << 4), w[1] & six,
-                           ((w[2] >> 4) & four) | (((w[1] >> 6) & two) << 4)};
-  std::memcpy(scales, out, 8);
-  std::memcpy(mins, out + 2, 8);
+// Q4_K / Q5_K's eight scales (bytes 0 .. 7) and eight minimums (bytes 8 .. 15) from their 12 bytes
+// at q, four 32-bit words at once (the same values as scale_min_k4; reads 4 bytes past the 12, which
+// are the block's codes).
+inline __m128i scales_mins_k4(const uint8_t* q) {
+  const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));  // w0 w1 w2 (w3)
+  const __m128i low = _mm_shuffle_epi32(w, _MM_SHUFFLE(2, 1, 2, 0));        // w0 w2 w1 w2
+  const __m128i high = _mm_shuffle_epi32(w, _MM_SHUFFLE(1, 1, 0, 0));       // w0 w0 w1 w1
+  const __m128i low_bits = _mm_and_si128(_mm_srlv_epi32(low, _mm_setr_epi32(0, 0, 0, 4)),
+                                         _mm_setr_epi32(0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F));
+  const __m128i top_bits = _mm_and_si128(_mm_srli_epi32(high, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303));
+  return _mm_or_si128(low_bits, _mm_slli_epi32(top_bits, 4));
 }
 
-// Integer lanes of one super-block for R rows of x (codes at xq[r], their 16-sums at sums16[r]).
+// Integer lanes of one super-block for R rows of x (codes at xq[r], their sums of 16 and of 32 at
+// sums16[r], sums32[r]); for Q4_K / Q5_K also minimums[r] = sum over s of min_s * (x codes' sum in s).
+// Even and odd sub-blocks add into two chains (integers: the same lanes, half the latency).
 template <class B, int R>
 inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], const int16_t* const sums16[R],
-                              Ints out[R]) {
-  for (int r = 0; r < R; ++r) out[r] = _mm256_setzero_si256();
-  alignas(16) uint8_t scales[8], mins[8];
-  if constexpr (!std::is_same_v<B, Q6_K>) scales_mins_k4(block + 4, scales, mins);
-  const int8_t* signed_scales = reinterpret_cast<const int8_t*>(block + 192);
-  for (int s = 0; s < 8; ++s) {
-    const Codes32 c = codes32<B>(block, s);
-    __m256i scale;
-    if constexpr (std::is_same_v<B, Q6_K>) {
-      scale = _mm256_set_m128i(_mm_set1_epi16(signed_scales[2 * s + 1]), _mm_set1_epi16(signed_scales[2 * s]));
-    } else {
-      scale = _mm256_set1_epi16(scales[s]);
-    }
-    for (int r = 0; r < R; ++r) out[r] = scaled_add(out[r], pair_products<B>(c, xq[r] + 32 * s), scale);
+                              const int16_t* const sums32[R], Ints out[R], int minimums[R]) {
+  __m256i even[R], odd[R];
+  for (int r = 0; r < R; ++r) even[r] = odd[r] = _mm256_setzero_si256();
+  __m128i scales_mins = _mm_setzero_si128();
+  __m256i scales16 = _mm256_setzero_si256();
+  if constexpr (!std::is_same_v<B, Q6_K>) {
+    scales_mins = scales_mins_k4(block + 4);
+    scales16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
   }
+  const int8_t* signed_scales = reinterpret_cast<const int8_t*>(block + 192);
+  const auto scale_of = [&](int s) {
+    if constexpr (std::is_same_v<B, Q6_K>) {
+      return _mm256_set_m128i(_mm_set1_epi16(signed_scales[2 * s + 1]), _mm_set1_epi16(signed_scales[2 * s]));
+    } else {
+      return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * s)));
+    }
+  };
+  for (int s = 0; s < 8; s += 2) {
+    const Codes32 c0 = codes32<B>(block, s), c1 = codes32<B>(block, s + 1);
+    const __m256i scale0 = scale_of(s), scale1 = scale_of(s + 1);
+    for (int r = 0; r < R; ++r) {
+      even[r] = scaled_add(even[r], pair_products<B>(c0, xq[r] + 32 * s), scale0);
+      odd[r] = scaled_add(odd[r], pair_products<B>(c1, xq[r] + 32 * s + 32), scale1);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = _mm256_add_epi32(even[r], odd[r]);
   if constexpr (std::is_same_v<B, Q6_K>) {
     const __m256i wide = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)));
     for (int r = 0; r < R; ++r) {
       const __m256i bias = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums16[r])), wide);
       out[r] = _mm256_sub_epi32(out[r], _mm256_slli_epi32(bias, 5));
     }
+  } else {
+    const __m128i m = _mm_cvtepu8_epi16(_mm_srli_si128(scales_mins, 8));
+    for (int r = 0; r < R; ++r) {
+      __m128i p = _mm_madd_epi16(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(sums32[r])));
+      p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4E));
+      p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xB1));
+      minimums[r] = _mm_cvtsi128_si32(p);
+    }
   }
-}
-
-// sum over sub-blocks of min_s * (sum of x codes in s), for Q4_K / Q5_K.
-inline int minimums_dot(const uint8_t* block, const int16_t* sums32) {
-  alignas(16) uint8_t scales[8], mins[8];
-  scales_mins_k4(block + 4, scales, mins);
-  const __m128i m = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(mins)));
-  __m128i p = _mm_madd_epi16(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(sums32)));
-  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0x4E));
-  p = _mm_add_epi32(p, _mm_shuffle_epi32(p, 0xB1));
-  return _mm_cvtsi128_si32(p);
 }
 #else
 struct Ints {
@@ -135,13 +146,13 @@ inline Ints lanes_of(const int8_t* c, const int8_t* x) {
 
 template <class B, int R>
 inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], const int16_t* const sums16[R],
-                              Ints out[R]) {
+                              const int16_t* const sums32[R], Ints out[R], int minimums[R]) {
   const int8_t* signed_scales = reinterpret_cast<const int8_t*>(block + 192);
-  for (int r = 0; r < R; ++r) out[r] = Ints{};
+  for (int r = 0; r < R; ++r) out[r] = Ints{}, minimums[r] = 0;
   for (int s = 0; s < 8; ++s) {
     int8_t c[32];
     B::codes(block, s, c);
-    int scale[2], minimum;
+    int scale[2], minimum = 0;
     if constexpr (std::is_same_v<B, Q6_K>) {
       for (int j = 0; j < 32; ++j) c[j] += 32;  // 0 .. 63, as the vector path multiplies them
       scale[0] = signed_scales[2 * s], scale[1] = signed_scales[2 * s + 1];
@@ -152,6 +163,7 @@ inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], c
     for (int r = 0; r < R; ++r) {
       const Ints lanes = lanes_of(c, xq[r] + 32 * s);
       for (int l = 0; l < 8; ++l) out[r].v[l] += scale[l / 4] * lanes.v[l];
+      minimums[r] += minimum * sums32[r][s];
     }
   }
   if constexpr (std::is_same_v<B, Q6_K>) {
@@ -163,15 +175,6 @@ inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], c
   }
 }
 
-inline int minimums_dot(const uint8_t* block, const int16_t* sums32) {
-  int total = 0;
-  for (int s = 0; s < 8; ++s) {
-    int scale, minimum;
-    scale_min_k4(block + 4, s, scale, minimum);
-    total += minimum * sums32[s];
-  }
-  return total;
-}
 #endif
 
 }  // namespace codedraft::gguf

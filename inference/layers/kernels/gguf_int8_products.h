@@ -4,8 +4,9 @@
 //   x per run of 32 for the 32-weight types (Q4_0 .. Q8_0: llama.cpp's Q8_0 / Q8_1 activations),
 //   per run of 256 for the K-quants (Q4_K, Q5_K, Q6_K: its Q8_K), with the runs' sums of codes.
 //   Integer lanes: lane l of a sub-block's 32 weights = sum over j in 4l .. 4l + 3 of code_j * xq_j.
-//   32-weight blocks: y = sum over blocks b of lanes_b * (d_w * dx_b) in 8 float lanes
-//     (+ m_w * (dx_b * sum of b's codes), a scalar, for Q4_1 / Q5_1).
+//   32-weight blocks: y = sum over blocks b of lanes_b * (d_w * dx_b) in 8 float lanes, the even and
+//     the odd blocks in two sums added at the end (+ m_w * (dx_b * sum of b's codes) summed in block
+//     order, a scalar, for Q4_1 / Q5_1).
 //   K-quants, per super-block: lanes = sum over sub-blocks s of scale_s * lanes_s (integers, exact;
 //     Q6_K's codes are taken as 0 .. 63 and lane l then loses 32 (sc_2l bs_2l + sc_2l+1 bs_2l+1),
 //     bs_i the sum of the i-th 16 x codes), then y = sum of lanes * (d * dx) in 8 float lanes
@@ -66,20 +67,21 @@ void super_block_rows(const ActivationCodes& a, int64_t t0, const BlockRows& w, 
     for (int64_t sb = 0; sb < supers; ++sb) {
       const uint8_t* block = row + sb * B::kBytes;
       const int8_t* xq[R];
-      const int16_t* sums16[R];
+      const int16_t *sums16[R], *sums32[R];
       for (int r = 0; r < R; ++r) {
         xq[r] = a.q.data() + (t0 + r) * a.K + sb * 256;
         sums16[r] = a.sums16.data() + ((t0 + r) * supers + sb) * 16;
+        sums32[r] = a.sums32.data() + ((t0 + r) * supers + sb) * 8;
       }
       Ints lanes[R];
-      super_block_lanes<B, R>(block, xq, sums16, lanes);
+      int minimums[R];
+      super_block_lanes<B, R>(block, xq, sums16, sums32, lanes, minimums);
       const float d = std::is_same_v<B, Q6_K> ? half_at(block + 208) : half_at(block);
       for (int r = 0; r < R; ++r) {
         const float dx = a.d[(t0 + r) * supers + sb];
         acc[r] = add(acc[r], mul(to_lanes(lanes[r]), splat(d * dx)));
         if constexpr (!std::is_same_v<B, Q6_K>) {
-          const int minimums = minimums_dot(block, a.sums32.data() + ((t0 + r) * supers + sb) * 8);
-          offset[r] = offset[r] + static_cast<float>(minimums) * (half_at(block + 2) * dx);
+          offset[r] = offset[r] + static_cast<float>(minimums[r]) * (half_at(block + 2) * dx);
         }
       }
     }
@@ -92,33 +94,39 @@ template <class B, int R>
 void block_rows_q8(const ActivationCodes& a, int64_t t0, const BlockRows& w, int64_t n0, int64_t n1, float* y,
                    int64_t ldy) {
   const int64_t blocks = a.runs;
+  // Block b of the row into acc (R rows of x), offset: the minimums' terms.
+  const auto add_block = [&](const uint8_t* row, int64_t b, Lanes acc[R], float offset[R]) {
+    const uint8_t* block = row + b * B::kBytes;
+    float factor[2], minimum;
+    B::factors(block, 0, factor, minimum);
+#ifdef CODEDRAFT_AVX2
+    const Codes32 c = codes32<B>(block, 0);
+#else
+    int8_t c[32];
+    B::codes(block, 0, c);
+#endif
+    for (int r = 0; r < R; ++r) {
+      const int64_t at = (t0 + r) * blocks + b;
+#ifdef CODEDRAFT_AVX2
+      const Ints lanes = lane_products<B>(c, a.q.data() + at * 32);
+#else
+      const Ints lanes = lanes_of(c, a.q.data() + at * 32);
+#endif
+      acc[r] = add(acc[r], mul(to_lanes(lanes), splat(factor[0] * a.d[at])));
+      if constexpr (adds<B>()) offset[r] = offset[r] + minimum * a.s[at];
+    }
+  };
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* row = w.data + n * w.row_bytes;
-    Lanes acc[R];
+    Lanes even[R], odd[R];  // even and odd blocks: two chains of float adds, not one twice as long
     float offset[R];
-    for (int r = 0; r < R; ++r) acc[r] = zero(), offset[r] = 0.f;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* block = row + b * B::kBytes;
-      float factor[2], minimum;
-      B::factors(block, 0, factor, minimum);
-#ifdef CODEDRAFT_AVX2
-      const Codes32 c = codes32<B>(block, 0);
-#else
-      int8_t c[32];
-      B::codes(block, 0, c);
-#endif
-      for (int r = 0; r < R; ++r) {
-        const int64_t at = (t0 + r) * blocks + b;
-#ifdef CODEDRAFT_AVX2
-        const Ints lanes = lane_products<B>(c, a.q.data() + at * 32);
-#else
-        const Ints lanes = lanes_of(c, a.q.data() + at * 32);
-#endif
-        acc[r] = add(acc[r], mul(to_lanes(lanes), splat(factor[0] * a.d[at])));
-        if constexpr (adds<B>()) offset[r] = offset[r] + minimum * a.s[at];
-      }
+    for (int r = 0; r < R; ++r) even[r] = odd[r] = zero(), offset[r] = 0.f;
+    for (int64_t b = 0; b + 1 < blocks; b += 2) {
+      add_block(row, b, even, offset);
+      add_block(row, b + 1, odd, offset);
     }
-    for (int r = 0; r < R; ++r) y[r * ldy + n] = sum(acc[r]) + offset[r];
+    if (blocks % 2) add_block(row, blocks - 1, even, offset);
+    for (int r = 0; r < R; ++r) y[r * ldy + n] = sum(add(even[r], odd[r])) + offset[r];
   }
 }
 

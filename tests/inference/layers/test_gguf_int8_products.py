@@ -68,15 +68,15 @@ def reference(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray:
     xq, dx = quantize_runs(x, 32)  # (T, B, 32), (T, B)
     # lanes (T, N, B, 8): each lane the products of 4 codes
     lanes = np.einsum("nbj,tbj->tnbj", codes, xq).reshape(*x.shape[:1], *codes.shape[:2], 8, 4).sum(-1)
-    acc = np.zeros((x.shape[0], codes.shape[0], 8), dtype=np.float32)
+    acc = np.zeros((2, x.shape[0], codes.shape[0], 8), dtype=np.float32)  # even, odd blocks
     offset = np.zeros((x.shape[0], codes.shape[0]), dtype=np.float32)
     s = dx * xq.sum(-1).astype(np.float32)  # (T, B)
     for b in range(codes.shape[1]):
         scale = d[None, :, b] * dx[:, None, b]  # (T, N) float32
-        acc = acc + lanes[:, :, b].astype(np.float32) * scale[..., None]
+        acc[b % 2] = acc[b % 2] + lanes[:, :, b].astype(np.float32) * scale[..., None]
         if m is not None:
             offset = offset + m[None, :, b] * s[:, None, b]
-    return _tree(acc) + offset
+    return _tree(acc[0] + acc[1]) + offset
 
 
 def _reference_k(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray:
