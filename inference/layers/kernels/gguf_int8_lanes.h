@@ -93,10 +93,16 @@ inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], c
     scales_mins = scales_mins_k4(block + 4);
     scales16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scales_mins));
   }
-  const int8_t* signed_scales = reinterpret_cast<const int8_t*>(block + 192);
+  // Q6_K: its 16 scales as int16; word s holds sub-block s's two (first and second 16 weights).
+  const __m256i wide = std::is_same_v<B, Q6_K>
+                           ? _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)))
+                           : _mm256_setzero_si256();
   const auto scale_of = [&](int s) {
     if constexpr (std::is_same_v<B, Q6_K>) {
-      return _mm256_set_m128i(_mm_set1_epi16(signed_scales[2 * s + 1]), _mm_set1_epi16(signed_scales[2 * s]));
+      const __m256i word = _mm256_permutevar8x32_epi32(wide, _mm256_set1_epi32(s));
+      const __m256i halves = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2,
+                                              3, 2, 3, 2, 3, 2, 3);
+      return _mm256_shuffle_epi8(word, halves);
     } else {
       return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * s)));
     }
@@ -111,7 +117,6 @@ inline void super_block_lanes(const uint8_t* block, const int8_t* const xq[R], c
   }
   for (int r = 0; r < R; ++r) out[r] = _mm256_add_epi32(even[r], odd[r]);
   if constexpr (std::is_same_v<B, Q6_K>) {
-    const __m256i wide = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192)));
     for (int r = 0; r < R; ++r) {
       const __m256i bias = _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums16[r])), wide);
       out[r] = _mm256_sub_epi32(out[r], _mm256_slli_epi32(bias, 5));
