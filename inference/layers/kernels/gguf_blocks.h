@@ -33,11 +33,15 @@ inline __m256i nibbles16(const uint8_t* q) {
 inline __m256i fifth_bits(const uint8_t* qh) {
   uint32_t bits;
   std::memcpy(&bits, qh, 4);
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  return _mm256_maskz_mov_epi8(_cvtu32_mask32(bits), _mm256_set1_epi8(0x10));  // the bits as a byte mask
+#else
   const __m256i spread = _mm256_shuffle_epi8(
       _mm256_set1_epi32(static_cast<int>(bits)),
       _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
   const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+#endif
 }
 inline __m256i low_nibbles(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 inline __m256i high_nibbles(__m256i v) { return low_nibbles(_mm256_srli_epi16(v, 4)); }
