@@ -232,7 +232,8 @@ def main(argv: list[str]) -> int:
         "--weights",
         default="auto",
         help="comma-separated weight forms codedraft serves, side by side (auto|float32|float16|q4_1|"
-        "native, or checkpoint: the unpacked layout; greedy agreement is measured against the first)",
+        "native|native_q8, or checkpoint: the unpacked layout; greedy agreement is measured against the "
+        "first)",
     )
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: typing,decode,refactor")
     parser.add_argument(

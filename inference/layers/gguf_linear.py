@@ -8,6 +8,13 @@ output is the blocks' own factors applied to their products with x, beyond that 
 dequantized exactly as the `gguf` package dequantizes them and multiplied by ATen's float32 product.
 Either way the output equals a float32 product on gguf's dequantized weights up to rounding order,
 and a row's output in a few-row call does not depend on the other rows of the call.
+
+With `int8_activations` (the `native_q8` form) the same blocks multiply x quantized to 8 bits in each
+call, as llama.cpp's CPU products do (`kernels/gguf_int8_products.h`): per run of 32 values for the
+32-weight types, per 256 with sums of 16 for the K-quants, integer dot products on the codes, the
+scales applied per sub-block in float32. Outputs then differ from the float32 product by the
+rounding of x (at most half a step, max|x| / 254 of its run, per value), but every row goes through
+the same arithmetic alone, whatever the other rows of its call and however many.
 """
 
 from __future__ import annotations
@@ -57,7 +64,9 @@ class GGUFLinear(nn.Module):
     """y = x W^T + b with W a `BlockMatrix` read in place (a plain attribute, not a buffer: it is not
     the module's to save, and a decode step skips `nn.Module.__getattr__`)."""
 
-    def __init__(self, matrix: BlockMatrix, bias: torch.Tensor | None = None) -> None:
+    def __init__(
+        self, matrix: BlockMatrix, bias: torch.Tensor | None = None, int8_activations: bool = False
+    ) -> None:
         super().__init__()
         if matrix.qtype not in KERNEL_TYPES:
             raise ValueError(f"no kernel for {matrix.qtype.name} blocks")
@@ -66,7 +75,9 @@ class GGUFLinear(nn.Module):
         self.blocks, self.qtype = matrix.blocks, int(matrix.qtype)
         self.out_features, self.in_features = matrix.shape
         self.bias = None if bias is None else nn.Parameter(bias.detach().float(), requires_grad=False)
+        self.int8_activations = int8_activations
         self.product = torch.ops.codedraft_cpu.gguf_linear.default
+        self.int8_product = torch.ops.codedraft_cpu.gguf_q8_linear.default
 
     def dequantized(self) -> torch.Tensor:
         """The weights this layer multiplies by, float32 (out, in)."""
@@ -74,7 +85,10 @@ class GGUFLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, in) -> (T, out)."""
-        out = self.product(x, self.blocks, self.qtype, FEW_ROWS)
+        if self.int8_activations:
+            out = self.int8_product(x, self.blocks, self.qtype)
+        else:
+            out = self.product(x, self.blocks, self.qtype, FEW_ROWS)
         return out if self.bias is None else out + self.bias
 
 

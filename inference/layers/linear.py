@@ -32,6 +32,14 @@ every `nn.Linear` is swapped for one of the modules below, all computing y = x W
   type (F16, F32, a quantization without a kernel) is a plain linear packed here, in float16 where
   that holds it exactly, else float32.
 
+* native_q8: native's blocks, but the products quantize x to 8 bits in each call as llama.cpp's do
+  (per 32 values for the 32-weight types, per 256 with sums of 16 for the K-quants) and sum the
+  codes' products in integers, the scales applied per sub-block in float32
+  (`kernels/gguf_int8_products.h`): two to four times faster a decode step than native, at the
+  price of 8-bit activations (outputs are not float32's; agreement measured in docs/models.md).
+  Every row goes through the same arithmetic whatever the other rows of its call, so within the
+  form a cache hit equals a miss and verification equals plain decoding bit for bit.
+
 * q8_0: a float checkpoint quantized at load to GGUF's Q8_0 blocks by the `gguf` package's reference
   quantizer (llama.cpp's, bit for bit) and read by the native form's kernels: 1.06 bytes a weight,
   float32 activations and sums; the only loss is rounding each weight to 8 bits of its block's scale.
@@ -60,15 +68,18 @@ from inference.layers.block_linear import Q4_1Linear, Q8_0Linear, block_quantiza
 from inference.layers.gguf_linear import BlockMatrix, ConcatenatedLinear, GGUFLinear
 from inference.layers.int8_activation_linear import Q4_1Q8Linear, Q8_0Q8Linear
 
-WEIGHT_FORMATS = ("float32", "float16", "q4_1", "q4_1_q8", "native", "q8_0")
+WEIGHT_FORMATS = ("float32", "float16", "q4_1", "q4_1_q8", "native", "native_q8", "q8_0")
 # The forms served by this project's kernels (`kernels/`), which also normalise with them.
-KERNEL_FORMS = frozenset({"q4_1", "q4_1_q8", "native", "q8_0"})
-# The form that keeps a GGUF file's blocks: its matrices come packed from the reader.
+KERNEL_FORMS = frozenset({"q4_1", "q4_1_q8", "native", "native_q8", "q8_0"})
+# The forms that keep a GGUF file's blocks: their matrices come packed from the reader (float32
+# activations, or 8-bit ones).
 NATIVE_FORM = "native"
+NATIVE_Q8_FORM = "native_q8"
+NATIVE_FORMS = frozenset({NATIVE_FORM, NATIVE_Q8_FORM})
 # The forms whose rows must come out bit-identical whatever the other rows of a call: with 8-bit
 # activations a last-bit difference upstream (SDPA against the kernels' attention) can move a code
 # and so the output, so every row of these goes through the same kernels (attention included).
-ROW_EXACT_FORMS = frozenset({"q4_1_q8"})
+ROW_EXACT_FORMS = frozenset({"q4_1_q8", NATIVE_Q8_FORM})
 # The linear that gives the logits: kept at 8 bits in the q4_1 form unless 4 hold it exactly.
 OUTPUT_PROJECTION = "lm_head"
 
@@ -144,6 +155,7 @@ _PACKERS: dict[str, Callable[[nn.Linear, str], nn.Module]] = {
     "q4_1": _block_packer,
     "q4_1_q8": _int8_activation_packer,
     NATIVE_FORM: _exact_packer,
+    NATIVE_Q8_FORM: _exact_packer,
     "q8_0": _q8_0_packer,
 }
 

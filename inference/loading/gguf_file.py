@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from inference.layers.linear import NATIVE_FORM
+from inference.layers.linear import NATIVE_FORMS
 from inference.loading.gguf_metadata import GGUFFile, model_config
 from inference.loading.gguf_tokenizer import gguf_tokenizer
 from inference.loading.gguf_weights import (
@@ -38,8 +38,8 @@ def load_gguf_model(
     weights: str | None = None,
 ) -> LoadedModel:
     """Load the GGUF file at `path`, its weights dequantized to `dtype` (default per device) on `device`
-    and stored in `weights` form (float32 | float16 | q4_1 | q4_1_q8 | native | auto, see
-    `inference.layers.linear` and `resolve_weights`; None: plain `nn.Linear`s). The native form keeps
+    and stored in `weights` form (float32 | float16 | q4_1 | q4_1_q8 | native | native_q8 | auto, see
+    `inference.layers.linear` and `resolve_weights`; None: plain `nn.Linear`s). The native forms keep
     the matrices in the memory-mapped file's own blocks: nothing is copied but the q/k rows.
 
     Everything is checked (architecture, tensor types, memory) before any weight is dequantized.
@@ -52,7 +52,7 @@ def load_gguf_model(
     torch_device, torch_dtype = resolve_placement(device, dtype)
     blocks = block_quantized(file)
     weights = resolve_weights(weights, torch_device, torch_dtype, blocks, has_kernel_blocks(file))
-    native = weights == NATIVE_FORM
+    native = weights in NATIVE_FORMS
     needed = weight_bytes(file, torch_dtype, native)
     check_fits(path.name, needed, torch_device, torch_dtype, memory_limit_bytes)
     try:

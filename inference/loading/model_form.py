@@ -17,7 +17,13 @@ import torch
 from inference.device import DeviceError, available_memory_bytes, default_dtype, resolve_device
 from inference.layers.cpu_kernels import KernelBuildError, load_cpu_kernels
 from inference.layers.gguf_linear import BlockMatrix
-from inference.layers.linear import DEFAULT_CPU_WEIGHTS, KERNEL_FORMS, NATIVE_FORM, WEIGHT_FORMATS
+from inference.layers.linear import (
+    DEFAULT_CPU_WEIGHTS,
+    KERNEL_FORMS,
+    NATIVE_FORMS,
+    NATIVE_Q8_FORM,
+    WEIGHT_FORMATS,
+)
 from inference.model_config import ModelConfig
 from inference.models.base import CausalLM
 from inference.models.registry import ARCHITECTURES, architecture_for
@@ -62,10 +68,12 @@ def resolve_weights(
 ) -> str | None:
     """The weights form to build: `weights` itself, checked, or for "auto" the CPU default in float32
     and the checkpoint's own layout elsewhere. The CPU default is q4_1 for a checkpoint whose weights
-    that form holds exactly (`block_quantized`: a GGUF in Q4_1 / Q8_0), native for any other GGUF
-    with matrices in a block type its kernels read (`native`), when the kernels build here; else
+    that form holds exactly (`block_quantized`: a GGUF in Q4_1 / Q8_0), native_q8 for any other GGUF
+    with matrices in a block type its kernels read (`native`: 8-bit activations, as llama.cpp serves
+    the same file; agreement measured in docs/models.md), when the kernels build here; else
     `DEFAULT_CPU_WEIGHTS`. Refuses a form the device or dtype cannot serve (the packed forms: CPU and
-    float32 only), a form whose kernels cannot be built, and native for a checkpoint without blocks."""
+    float32 only), a form whose kernels cannot be built, and the native forms for a checkpoint
+    without blocks."""
     if weights is None:
         return None
     if weights == "auto":
@@ -73,7 +81,7 @@ def resolve_weights(
             return None
         if not (block_quantized or native):
             return DEFAULT_CPU_WEIGHTS
-        chosen = "q4_1" if block_quantized else NATIVE_FORM
+        chosen = "q4_1" if block_quantized else NATIVE_Q8_FORM
         try:
             load_cpu_kernels()
         except KernelBuildError as exc:
@@ -82,9 +90,9 @@ def resolve_weights(
         return chosen
     if weights not in WEIGHT_FORMATS:
         raise ModelLoadError(f"unknown weights {weights!r} (choose from {', '.join(WEIGHT_FORMATS)})")
-    if weights == NATIVE_FORM and not native:
+    if weights in NATIVE_FORMS and not native:
         raise ModelLoadError(
-            "weights native serve a GGUF file's own quantized blocks; this checkpoint has none (use q4_1)"
+            f"weights {weights} serve a GGUF file's own quantized blocks; this checkpoint has none (use q4_1)"
         )
     if weights != "float32" and (device.type != "cpu" or dtype != torch.float32):
         raise ModelLoadError(
@@ -146,7 +154,7 @@ def build_model(
             implied = model_shapes[name]
             raise ModelLoadError(f"weight {name} has shape {shape}, {described_by} implies {implied}")
     model.load_state_dict({k: v for k, v in state.items() if k in expected}, strict=False, assign=True)
-    model.place_blocks(blocks)
+    model.place_blocks(blocks, int8_activations=weights == NATIVE_Q8_FORM)
     if model.config.tie_word_embeddings and "model.embed_tokens.weight" not in blocks:
         model.lm_head.weight = model.model.embed_tokens.weight
     model.init_rotary(device)

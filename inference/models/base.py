@@ -79,10 +79,11 @@ class CausalLM(nn.Module):
         # Counted once here (a tied head shares the embeddings): packing copies and repacks weights.
         self.parameter_count = sum(p.numel() for p in self.parameters())
 
-    def place_blocks(self, blocks: dict[str, BlockMatrix]) -> None:
+    def place_blocks(self, blocks: dict[str, BlockMatrix], int8_activations: bool = False) -> None:
         """Serve the weights `blocks` names (`<module>.weight`: a linear or the embeddings) from a GGUF
         file's own blocks: each such module becomes its block form, its bias kept; a tied output
-        head reads the embeddings' blocks. Before `pack_weights`, which packs what is left."""
+        head reads the embeddings' blocks. Before `pack_weights`, which packs what is left.
+        int8_activations: the linears quantize x to 8 bits (the native_q8 form)."""
         for name, matrix in blocks.items():
             path, _, leaf = name.rpartition(".")
             parent_path, _, attribute = path.rpartition(".")
@@ -95,10 +96,10 @@ class CausalLM(nn.Module):
             if isinstance(module, nn.Embedding):
                 setattr(parent, attribute, GGUFEmbedding(matrix))
             else:
-                setattr(parent, attribute, GGUFLinear(matrix, module.bias))
+                setattr(parent, attribute, GGUFLinear(matrix, module.bias, int8_activations))
         embeddings = blocks.get("model.embed_tokens.weight")
         if self.config.tie_word_embeddings and embeddings is not None:
-            self.lm_head = GGUFLinear(embeddings)  # type: ignore[assignment]
+            self.lm_head = GGUFLinear(embeddings, int8_activations=int8_activations)  # type: ignore[assignment]
 
     def pack_weights(self, weights: str) -> None:
         """Store the projections for CPU inference in `weights` form (see `inference.layers.linear`):

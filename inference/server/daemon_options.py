@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of this module, added to ``codedraft daemon``."""
     parser.add_argument(
         "--weights",
-        choices=("auto", "float32", "float16", "q4_1", "q4_1_q8", "native", "q8_0"),
+        choices=("auto", "float32", "float16", "q4_1", "q4_1_q8", "native", "native_q8", "q8_0"),
         default="auto",
         help="how the model's projections are stored on the CPU: float32 (the checkpoint's values), "
         "float16 (fbgemm's fp16-weight kernel: half the bytes read per token), q4_1 (GGUF's 32-weight "
@@ -52,10 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sums stay float32) or q4_1_q8 (the same blocks, the Q4_1 products with activations quantized to 8 "
         "bits per 32-block and integer dot products, as llama.cpp: several rows cost much less; outputs "
         "differ from q4_1's) or native (a GGUF file's own blocks, Q4_0 to Q8_0 and Q4_K / Q5_K / Q6_K, read "
-        "in place from the memory-mapped file; float32 activations) or q8_0 (a float checkpoint quantized at "
-        "load to Q8_0 blocks, read by the native kernels) (default: auto: q4_1 for a GGUF stored "
-        "in Q4_1 / Q8_0, whose weights it holds exactly, native for any other quantized GGUF, else float16; "
-        "see docs/benchmarks.md)",
+        "in place from the memory-mapped file; float32 activations) or native_q8 (the same blocks times "
+        "activations quantized to 8 bits, as llama.cpp: faster, outputs differ from native's) or q8_0 (a "
+        "float checkpoint quantized at load to Q8_0 blocks, read by the native kernels) (default: auto: "
+        "q4_1 for a GGUF stored in Q4_1 / Q8_0, whose weights it holds exactly, native_q8 for any other "
+        "quantized GGUF, else float16; see docs/benchmarks.md and docs/models.md)",
     )
     group = parser.add_argument_group("remote engine and network")
     group.add_argument(

@@ -33,11 +33,15 @@ inline __m256i nibbles16(const uint8_t* q) {
 inline __m256i fifth_bits(const uint8_t* qh) {
   uint32_t bits;
   std::memcpy(&bits, qh, 4);
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+  return _mm256_maskz_mov_epi8(_cvtu32_mask32(bits), _mm256_set1_epi8(0x10));  // the bits as a byte mask
+#else
   const __m256i spread = _mm256_shuffle_epi8(
       _mm256_set1_epi32(static_cast<int>(bits)),
       _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
   const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+#endif
 }
 inline __m256i low_nibbles(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 inline __m256i high_nibbles(__m256i v) { return low_nibbles(_mm256_srli_epi16(v, 4)); }
@@ -221,14 +225,15 @@ struct Q6_K {
     }
   }
 #ifdef CODEDRAFT_AVX2
-  static __m256i codes(const uint8_t* b, int s) {
+  // The codes before the 32 is taken off (0 .. 63), as the 8-bit-activation products use them.
+  static __m256i unsigned_codes(const uint8_t* b, int s) {
     const int h = s / 4, k = s % 4;
     const __m256i ql = load32(b + 64 * h + 32 * (k % 2));
     const __m256i pairs = _mm256_and_si256(_mm256_srl_epi16(load32(b + 128 + 32 * h), _mm_cvtsi32_si128(2 * k)),
                                            _mm256_set1_epi8(3));
-    const __m256i q = _mm256_or_si256(k < 2 ? low_nibbles(ql) : high_nibbles(ql), _mm256_slli_epi16(pairs, 4));
-    return _mm256_sub_epi8(q, _mm256_set1_epi8(32));
+    return _mm256_or_si256(k < 2 ? low_nibbles(ql) : high_nibbles(ql), _mm256_slli_epi16(pairs, 4));
   }
+  static __m256i codes(const uint8_t* b, int s) { return _mm256_sub_epi8(unsigned_codes(b, s), _mm256_set1_epi8(32)); }
 #endif
 };
 

@@ -17,10 +17,8 @@
 // first lane, 0 in the others). x, once per call: the steps' bytes (K bytes a row), and per lane
 // dx, s (float32) and the lane's sum of codes.
 #pragma once
+#include "activation_codes.h"
 #include "vector_math.h"
-#if defined(CODEDRAFT_AVX2) && defined(__AVX512VNNI__) && defined(__AVX512VL__)
-#define CODEDRAFT_VNNI 1
-#endif
 
 namespace codedraft {
 
@@ -60,17 +58,9 @@ inline void quantize_rows(const float* x, int64_t T, int64_t K, const std::vecto
       const int L = static_cast<int>(kLanes) / g.G;
       for (int i = 0; i < g.G; ++i) {
         const int64_t block = g.block + i;
-        const float* xb = x + t * K + block * kBlock;
-        float amax = 0.f;
-        for (int e = 0; e < kBlock; ++e) amax = std::max(amax, std::fabs(xb[e]));
-        const float d = amax / 127.f;
-        const float inverse = d != 0.f ? 1.f / d : 0.f;
         int8_t codes[kBlock];
         int sum = 0;
-        for (int e = 0; e < kBlock; ++e) {
-          codes[e] = static_cast<int8_t>(std::nearbyint(xb[e] * inverse));
-          sum += codes[e];
-        }
+        const float d = quantize_activations(x + t * K + block * kBlock, kBlock, codes, &sum);
         for (int l = 0; l < L; ++l) {
           const int lane = i * L + l;
           dx[t * lanes + g.lane + lane] = d;

@@ -1,9 +1,10 @@
-// The CPU kernels of the q4_1, q4_1_q8 and native weights forms (inference/layers/block_linear.py,
+// The CPU kernels of the q4_1, q4_1_q8, native and native_q8 weights forms (inference/layers/block_linear.py,
 // int8_activation_linear.py, norm.py, attention.py), registered as torch.ops.codedraft_cpu. Built and loaded by inference/layers/cpu_kernels.py.
 #include <torch/library.h>
 
 #include "attention.h"
 #include "block_products.h"
+#include "gguf_int8_products.h"
 #include "gguf_products.h"
 #include "int8_products.h"
 
@@ -32,6 +33,11 @@ at::Tensor q8_0_linear(const at::Tensor& x, const at::Tensor& q, const at::Tenso
 // as they lie in the file (gguf_products.h).
 at::Tensor gguf_linear(const at::Tensor& x, const at::Tensor& blocks, int64_t qtype, int64_t few) {
   return gguf::linear(x, blocks, qtype, few);
+}
+
+// The native_q8 weights form: the same blocks times x quantized to 8 bits per call (gguf_int8_products.h).
+at::Tensor gguf_q8_linear(const at::Tensor& x, const at::Tensor& blocks, int64_t qtype) {
+  return gguf::int8_linear(x, blocks, qtype);
 }
 
 at::Tensor gguf_dequantize(const at::Tensor& blocks, const at::Tensor& rows, int64_t qtype, int64_t width) {
@@ -162,6 +168,7 @@ TORCH_LIBRARY(codedraft_cpu, lib) {
   lib.def("q8_0_q8_linear(Tensor x, Tensor q, Tensor d) -> Tensor", &codedraft::q8_0_q8_linear);
   lib.def("q8_0_linear(Tensor x, Tensor q, Tensor d, int few) -> Tensor", &codedraft::q8_0_linear);
   lib.def("gguf_linear(Tensor x, Tensor blocks, int qtype, int few) -> Tensor", &codedraft::gguf_linear);
+  lib.def("gguf_q8_linear(Tensor x, Tensor blocks, int qtype) -> Tensor", &codedraft::gguf_q8_linear);
   lib.def("gguf_dequantize(Tensor blocks, Tensor rows, int qtype, int width) -> Tensor", &codedraft::gguf_dequantize);
   lib.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor", &codedraft::rms_norm);
   lib.def("paged_attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, int context_len, "

@@ -12,6 +12,10 @@
 #include <immintrin.h>
 #define CODEDRAFT_AVX2 1
 #endif
+// 8-bit dot products in one instruction (vpdpbusd, vpdpwssd on 256-bit registers).
+#if defined(CODEDRAFT_AVX2) && defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define CODEDRAFT_VNNI 1
+#endif
 
 namespace codedraft {
 

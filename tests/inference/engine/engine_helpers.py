@@ -46,10 +46,11 @@ def tiny_model(
     return load_model(directory, device=device, dtype=dtype)
 
 
-def tiny_k_quant_model(directory: Path, seed: int = 0) -> LoadedModel:
+def tiny_k_quant_model(directory: Path, seed: int = 0, weights: str = "native") -> LoadedModel:
     """A tiny llama written as a GGUF file in Q4_K with v and down projections in Q6_K (as llama.cpp's
-    Q4_K_M), rows of 256 (one K block), served in the native weights form on the CPU; beside it
-    `directory / "reference"`, a Hugging Face folder holding the float32 weights the file stands for."""
+    Q4_K_M), rows of 256 (one K block), served in the `weights` form (native or native_q8) on the CPU;
+    beside it `directory / "reference"`, a Hugging Face folder holding the float32 weights the file
+    stands for."""
     from gguf import GGMLQuantizationType as Q
 
     from tests.fixtures.tiny_gguf import with_weights, write_gguf
@@ -61,8 +62,8 @@ def tiny_k_quant_model(directory: Path, seed: int = 0) -> LoadedModel:
     mix = {".v_proj.": Q.Q6_K, ".down_proj.": Q.Q6_K}
     held = write_gguf(checkpoint, directory / "model.gguf", Q.Q4_K, types=mix, seed=seed)
     with_weights(checkpoint, held, directory / "reference")  # the float32 weights the file holds
-    loaded = load_model(directory / "model.gguf", device="cpu", weights="auto")
-    assert loaded.weights == "native"
+    loaded = load_model(directory / "model.gguf", device="cpu", weights=weights)
+    assert loaded.weights == weights
     return loaded
 
 

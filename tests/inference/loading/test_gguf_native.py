@@ -78,7 +78,7 @@ def test_each_block_type_is_served_in_its_blocks_with_float32s_logits(
     write_gguf(_checkpoint(qtype, llama, wide_llama), tmp_path / "model.gguf", qtype)
     # A file all in Q4_1 / Q8_0 keeps the q4_1 form by default (its fused layer step).
     by_default = load_model(tmp_path / "model.gguf", device="cpu", weights="auto").weights
-    assert by_default == ("q4_1" if qtype == Q.Q8_0 else "native")
+    assert by_default == ("q4_1" if qtype == Q.Q8_0 else "native_q8")
     served = load_model(tmp_path / "model.gguf", device="cpu", weights="native")
     modules = list(served.model.modules())
     assert not any(isinstance(m, (torch.nn.Linear, TransposedLinear, Float16Linear)) for m in modules)
@@ -99,7 +99,7 @@ def test_a_q4_1_file_keeps_the_q4_1_form_by_default_and_may_be_served_native(
 
 def test_a_file_mixing_types_as_q4_k_m_does(wide_llama: Path, tmp_path: Path) -> None:
     write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types=Q4_K_M)
-    served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
+    served = load_model(tmp_path / "model.gguf", device="cpu", weights="native")
     layer0, layer1 = served.model.model.layers[0], served.model.model.layers[1]
     qkv = layer0.self_attn.qkv_proj
     assert isinstance(qkv, ConcatenatedLinear)
@@ -110,12 +110,13 @@ def test_a_file_mixing_types_as_q4_k_m_does(wide_llama: Path, tmp_path: Path) ->
     assert_float32s_logits(served, tmp_path / "model.gguf")
 
 
+@pytest.mark.parametrize("form", ["native", "native_q8"])
 @pytest.mark.parametrize("mix", [{}, Q4_K_M], ids=["Q4_K", "Q4_K_M"])
 def test_cache_hit_and_speculation_are_exact_on_a_k_quant_file(
-    mix: dict[str, Q], wide_llama: Path, tmp_path: Path
+    mix: dict[str, Q], form: str, wide_llama: Path, tmp_path: Path
 ) -> None:
     write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types=mix)
-    assert_cache_hit_and_speculation_exact(load_model(tmp_path / "model.gguf", device="cpu", weights="auto"))
+    assert_cache_hit_and_speculation_exact(load_model(tmp_path / "model.gguf", device="cpu", weights=form))
 
 
 def _mapped_ranges(path: Path) -> list[tuple[int, int]]:
@@ -157,7 +158,7 @@ def test_a_type_without_a_kernel_is_named_and_served_exactly(
     )
     with caplog.at_level("WARNING"):
         served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
-    assert served.weights == "native"
+    assert served.weights == "native_q8"
     o_proj = served.model.model.layers[0].self_attn.o_proj
     assert isinstance(o_proj, TransposedLinear)
     up = served.model.model.layers[0].mlp.gate_up_proj.parts[1]
@@ -170,7 +171,7 @@ def test_a_quantization_without_a_kernel_is_named_and_served_dequantized(
 ) -> None:
     write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types={"layers.1.mlp.up": Q.Q3_K})
     with caplog.at_level("WARNING"):
-        served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
+        served = load_model(tmp_path / "model.gguf", device="cpu", weights="native")
     assert served.weights == "native"
     assert "tensor blk.1.ffn_up.weight is Q3_K, which has no kernel: served dequantized" in caplog.text
     up = served.model.model.layers[1].mlp.gate_up_proj.parts[1]
@@ -246,10 +247,11 @@ def test_an_unknown_type_and_a_row_the_type_cannot_hold_are_refused_naming_the_t
     )
 
 
-def test_several_sessions_at_once_equal_each_alone(tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", ["native", "native_q8"])
+def test_several_sessions_at_once_equal_each_alone(form: str, tmp_path: Path) -> None:
     """Batched decoding (the few-row kernels over several sequences' rows, prompt lookup on) gives each
     session the tokens it gets alone."""
-    model = tiny_k_quant_model(tmp_path, seed=3)
+    model = tiny_k_quant_model(tmp_path, seed=3, weights=form)
 
     def request(index: int) -> Request:
         ids = model.tokenizer.encode(PROMPTS[index])

@@ -1,0 +1,183 @@
+"""The native_q8 form's products (GGUF blocks times 8-bit activations) against the same integer and
+float32 arithmetic written out in numpy from the format (bit for bit), against the float32 product on
+gguf's dequantized weights within the rounding of x, and the portable build against this one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from gguf import GGMLQuantizationType as Q
+from gguf.quants import dequantize
+
+from inference.layers.cpu_kernels import PORTABLE_VARIABLE, load_cpu_kernels
+from inference.layers.gguf_linear import KERNEL_TYPES, BlockMatrix, GGUFLinear
+from tests.fixtures.gguf_codes import k_parts, legacy_parts
+from tests.fixtures.tiny_gguf import random_blocks
+
+TYPES = sorted(KERNEL_TYPES)
+K_QUANTS = {Q.Q4_K, Q.Q5_K, Q.Q6_K}
+# 37 weight rows (odd: the kernel's tiles end mid-way), 768 weights a row (three K-quant blocks).
+ROWS, WIDTH = 37, 768
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kernels() -> None:
+    load_cpu_kernels()
+
+
+def _blocks(qtype: Q, seed: int = 0) -> np.ndarray:
+    return np.ascontiguousarray(random_blocks(ROWS, WIDTH, qtype, np.random.default_rng(seed)))
+
+
+def _x(rows: int, seed: int) -> np.ndarray:
+    # Activations of mixed sizes, a zero run among them (no scale to divide by).
+    x = np.random.default_rng(seed).standard_normal((rows, WIDTH)).astype(np.float32)
+    powers = np.random.default_rng(seed + 1).integers(-2, 3, size=(rows, WIDTH // 32, 1))
+    x *= (np.float32(3.0) ** np.repeat(powers, 32, axis=2).reshape(rows, WIDTH)).astype(np.float32)
+    x[0, 32:64] = 0
+    return x
+
+
+def quantize_runs(x: np.ndarray, run: int) -> tuple[np.ndarray, np.ndarray]:
+    """x (T, K) per run: codes (T, runs, run) int64 and scales (T, runs) float32 (activation_codes.h)."""
+    runs = x.reshape(x.shape[0], -1, run)
+    d = np.abs(runs).max(axis=-1) / np.float32(127)
+    safe = np.where(d != 0, d, np.float32(1))
+    inverse = np.where(d != 0, np.float32(1) / safe, np.float32(0)).astype(np.float32)
+    return np.rint(runs * inverse[..., None]).astype(np.int64), d.astype(np.float32)
+
+
+def _tree(acc: np.ndarray) -> np.ndarray:
+    """horizontal_sum's order over the last axis of 8 lanes."""
+    quad = acc[..., :4] + acc[..., 4:]
+    return (quad[..., 0] + quad[..., 2]) + (quad[..., 1] + quad[..., 3])
+
+
+def reference(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray:
+    """y (T, N) by the arithmetic gguf_int8_products.h states, in numpy."""
+    if qtype in K_QUANTS:
+        return _reference_k(x, blocks, qtype)
+    codes, d, m = legacy_parts(blocks, qtype)  # (N, B, 32), (N, B)
+    xq, dx = quantize_runs(x, 32)  # (T, B, 32), (T, B)
+    # lanes (T, N, B, 8): each lane the products of 4 codes
+    lanes = np.einsum("nbj,tbj->tnbj", codes, xq).reshape(*x.shape[:1], *codes.shape[:2], 8, 4).sum(-1)
+    acc = np.zeros((2, x.shape[0], codes.shape[0], 8), dtype=np.float32)  # even, odd blocks
+    offset = np.zeros((x.shape[0], codes.shape[0]), dtype=np.float32)
+    s = dx * xq.sum(-1).astype(np.float32)  # (T, B)
+    for b in range(codes.shape[1]):
+        scale = d[None, :, b] * dx[:, None, b]  # (T, N) float32
+        acc[b % 2] = acc[b % 2] + lanes[:, :, b].astype(np.float32) * scale[..., None]
+        if m is not None:
+            offset = offset + m[None, :, b] * s[:, None, b]
+    return _tree(acc[0] + acc[1]) + offset
+
+
+def _reference_k(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray:
+    parts = k_parts(blocks, qtype)
+    codes = parts["codes"]  # (N, S, 8, 32)
+    xq, dx = quantize_runs(x, 256)  # (T, S, 256), (T, S)
+    xq = xq.reshape(*xq.shape[:2], 8, 32)
+    sums16 = xq.reshape(*xq.shape[:2], 16, 16).sum(-1)  # (T, S, 16)
+    products = np.einsum("nsuj,tsuj->tnsuj", codes, xq).reshape(x.shape[0], *codes.shape[:3], 8, 4).sum(-1)
+    if qtype == Q.Q6_K:
+        sc = parts["scales"]  # (N, S, 16)
+        lane_scales = np.repeat(sc.reshape(*sc.shape[:2], 8, 2), 4, axis=-1)  # (N, S, 8 subs, 8 lanes)
+        lanes = (products * lane_scales[None]).sum(3)  # (T, N, S, 8)
+        bias = (sc[None] * sums16[:, None]).reshape(x.shape[0], *sc.shape[:2], 8, 2).sum(-1)
+        lanes = lanes - 32 * bias
+    else:
+        lanes = (products * parts["scales"][None, ..., None]).sum(3)
+        minimums = (parts["mins"][None] * xq.sum(-1)[:, None]).sum(-1)  # (T, N, S)
+    acc = np.zeros((x.shape[0], codes.shape[0], 8), dtype=np.float32)
+    offset = np.zeros((x.shape[0], codes.shape[0]), dtype=np.float32)
+    for sb in range(codes.shape[1]):
+        scale = parts["d"][None, :, sb] * dx[:, None, sb]
+        acc = acc + lanes[:, :, sb].astype(np.float32) * scale[..., None]
+        if qtype != Q.Q6_K:
+            step = parts["dmin"][None, :, sb] * dx[:, None, sb]
+            offset = offset + minimums[:, :, sb].astype(np.float32) * step
+    return _tree(acc) - offset
+
+
+def _product(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray:
+    out = torch.ops.codedraft_cpu.gguf_q8_linear(torch.from_numpy(x), torch.from_numpy(blocks), int(qtype))
+    return out.numpy()
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=lambda t: t.name)
+@pytest.mark.parametrize("rows", [1, 3, 8, 9, 17])
+def test_products_equal_the_integer_arithmetic_written_out_bit_for_bit(qtype: Q, rows: int) -> None:
+    blocks, x = _blocks(qtype), _x(rows, seed=rows)
+    expected = reference(x, blocks, qtype)
+    assert np.array_equal(_product(x, blocks, qtype), expected)
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=lambda t: t.name)
+def test_products_are_the_float32_products_within_the_rounding_of_x(qtype: Q) -> None:
+    """Each x_j is replaced by dx q_j, |x_j - dx q_j| <= dx / 2 (dx its run's step), so the output is
+    off the float32 product on the dequantized weights by at most sum_j |w_j| dx_j / 2, plus the
+    float32 rounding of both sums."""
+    blocks, x = _blocks(qtype, seed=1), _x(5, seed=9)
+    weights = dequantize(blocks, qtype).reshape(ROWS, WIDTH).astype(np.float64)
+    run = 256 if qtype in K_QUANTS else 32
+    _, dx = quantize_runs(x, run)
+    steps = np.repeat(dx.astype(np.float64), run, axis=1)  # (T, K)
+    bound = 0.5 * (1 + 1e-6) * (steps @ np.abs(weights).T) + 1e-5 * (np.abs(x) @ np.abs(weights).T)
+    exact = x.astype(np.float64) @ weights.T
+    error = np.abs(_product(x, blocks, qtype) - exact)
+    assert bool((error <= bound).all())
+    assert float(error.max()) > 0  # the activations were rounded: not the float32 product
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=lambda t: t.name)
+def test_a_rows_output_does_not_depend_on_the_other_rows_of_its_call(qtype: Q) -> None:
+    blocks = BlockMatrix(qtype, torch.from_numpy(_blocks(qtype, seed=2)), WIDTH)
+    linear = GGUFLinear(blocks, int8_activations=True)
+    x = torch.from_numpy(_x(19, seed=5))
+    alone = torch.cat([linear(x[i : i + 1]) for i in range(19)])
+    assert torch.equal(linear(x), alone)
+    assert torch.equal(linear(x[3:12]), alone[3:12])
+
+
+def test_a_zero_row_gives_zeros_and_bad_shapes_are_refused() -> None:
+    blocks = torch.from_numpy(_blocks(Q.Q4_K))
+    assert torch.equal(torch.ops.codedraft_cpu.gguf_q8_linear(torch.zeros(2, WIDTH), blocks, int(Q.Q4_K)),
+                       torch.zeros(2, ROWS))  # fmt: skip
+    with pytest.raises(RuntimeError, match="do not hold rows of 512 weights"):
+        torch.ops.codedraft_cpu.gguf_q8_linear(torch.zeros(1, 512), blocks, int(Q.Q4_K))
+    with pytest.raises(RuntimeError, match="x must be"):
+        torch.ops.codedraft_cpu.gguf_q8_linear(torch.zeros(WIDTH), blocks, int(Q.Q4_K))
+
+
+_PORTABLE_RUN = """
+import json, sys, torch
+from inference.layers.cpu_kernels import load_cpu_kernels
+load_cpu_kernels()
+out = {}
+for name, qtype, blocks, x in torch.load(sys.argv[1]):
+    out[name] = torch.ops.codedraft_cpu.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
+print(json.dumps(out))
+"""
+
+
+def test_the_portable_build_gives_the_same_numbers(tmp_path: Path) -> None:
+    """Built without AVX2 (plain loops), the products are the same bits as this build's (VNNI or AVX2)."""
+    x = torch.from_numpy(_x(9, seed=4))
+    cases = [(q.name, int(q), torch.from_numpy(_blocks(q, seed=3)), x) for q in TYPES]
+    torch.save(cases, tmp_path / "cases.pt")
+    env = {**os.environ, PORTABLE_VARIABLE: "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PORTABLE_RUN, str(tmp_path / "cases.pt")],
+        capture_output=True, text=True, env=env, check=True, timeout=900,
+    )  # fmt: skip
+    portable = json.loads(done.stdout)
+    for name, qtype, blocks, x in cases:
+        here = torch.ops.codedraft_cpu.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
+        assert portable[name] == here, name
