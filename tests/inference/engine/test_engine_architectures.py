@@ -39,3 +39,26 @@ def test_cache_hit_and_speculation_are_exact(arch: str, overrides: dict[str, obj
     make_tiny_checkpoint(tmp_path / arch, arch, **overrides)
     model = load_model(tmp_path / arch, device="cpu", dtype=torch.float32)
     assert_cache_hit_and_speculation_exact(model)
+
+
+def test_gemma3_served_from_k_quant_blocks_with_8_bit_activations_is_exact(tmp_path: Path) -> None:
+    """What `make run` serves: Gemma 3's local layers (attention outside the row-exact kernels) in the
+    `native_q8` form that `auto` picks for a K-quant file."""
+    from gguf import GGMLQuantizationType as Q
+
+    from tests.fixtures.tiny_gguf import write_gguf
+
+    shape = {"hidden_size": 256, "head_dim": 64, "intermediate_size": 512, "initializer_range": 0.02}
+    checkpoint = make_tiny_checkpoint(
+        tmp_path / "gemma",
+        "gemma3_text",
+        sliding_window=8,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        num_hidden_layers=3,
+        tie_word_embeddings=True,
+        **shape,
+    )
+    write_gguf(checkpoint, tmp_path / "model.gguf", Q.Q4_K, types={".v_proj.": Q.Q6_K, ".down_proj.": Q.Q6_K})
+    model = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
+    assert model.weights == "native_q8"
+    assert_cache_hit_and_speculation_exact(model)
