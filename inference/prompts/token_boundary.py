@@ -19,17 +19,14 @@ Only text after the last special token is considered: a special token is a bound
 the user types on, so the KV prefix cache keeps them.
 
 `token_boundaries` says where inside the removed text a generated token may end: only where the
-tokenizer itself splits that text followed by a likely continuation (and, with a SentencePiece
-tokenizer, anywhere inside a word: the rest of the word decides its cuts, which no probe shows). A
-vocabulary holds many tokens that are a prefix of the removed text (`\n` plus three spaces, of `\n`
-plus eight), but a model has only seen the ones its tokenizer writes: after `\n` and three spaces it
-expects a line indented by four, and forced to retype four more spaces it goes off the rails (it
-writes a comment, say).
+tokenizer itself splits that text followed by a likely continuation. A vocabulary holds many tokens
+that are a prefix of the removed text (`\n` plus three spaces, of `\n` plus eight), but a model has
+only seen the ones its tokenizer writes: after `\n` and three spaces it expects a line indented by
+four, and forced to retype four more spaces it goes off the rails (it writes a comment, say).
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -127,23 +124,7 @@ def token_boundaries(tokenizer: Tokenizer, removed: bytes) -> frozenset[int] | N
             if end >= len(removed):
                 break
             offsets.add(end)
-    if not _splits_words(tokenizer):
-        offsets |= _inside_words(text)
     return frozenset(offsets)
-
-
-def _inside_words(text: str) -> set[int]:
-    """Byte offsets in `text` between two word characters. A SentencePiece tokenizer cuts a word where
-    its vocabulary and the rest of the word say (`incremental` + `decoder`, but `increment` + `alde`
-    when the word stops there), so one character of probe cannot show where the word's own ending
-    would cut it; such a cut is never ruled out there. Blanks keep the probes' rule."""
-    offsets: set[int] = set()
-    end = 0
-    for before, after in itertools.pairwise(text):
-        end += len(before.encode("utf-8"))
-        if (before.isalnum() or before == "_") and (after.isalnum() or after == "_"):
-            offsets.add(end)
-    return offsets
 
 
 def heal_prompt(tokenizer: Tokenizer, token_ids: list[int]) -> HealedPrompt:

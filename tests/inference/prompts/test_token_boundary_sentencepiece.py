@@ -13,7 +13,7 @@ from inference.loading.gguf_metadata import GGUFFile
 from inference.loading.gguf_tokenizer import gguf_tokenizer
 from inference.prompts.fim import fim_template_for
 from inference.prompts.prefix_only import document_start
-from inference.prompts.token_boundary import heal_prompt, token_boundaries
+from inference.prompts.token_boundary import heal_prompt
 from inference.prompts.vocabulary import vocabulary_index
 from inference.tokenizer import Tokenizer
 from tests.fixtures.tiny_gguf import write_sentencepiece_gguf
@@ -85,17 +85,6 @@ def test_backs_off_to_the_last_word(tokenizer: Tokenizer, prompt: str, removed: 
         assert tokenizer.encode(prompt + more, add_bos=True)[: len(kept)] == kept, more
 
 
-def test_a_generated_token_may_end_anywhere_inside_a_word_but_only_where_blanks_are_cut(
-    tokenizer: Tokenizer,
-) -> None:
-    """The rest of a word decides where SentencePiece cuts it, which a probe of one character cannot
-    show: every offset inside a word stays open. Blanks keep the probes' rule: newline + eight spaces
-    is a newline and a run of eight, never a run of three."""
-    assert [tokenizer.decode([i]) for i in tokenizer.encode("textwr")] == ["text", "w", "r"]
-    assert token_boundaries(tokenizer, b"textwr") == {1, 2, 3, 4, 5}
-    assert token_boundaries(tokenizer, b"\n        ") == {1}
-
-
 def test_gemma_style_prompt_is_prefix_only_and_starts_with_bos(tokenizer: Tokenizer) -> None:
     assert fim_template_for(tokenizer).family == "prefix-only"
     assert document_start(tokenizer) == "<bos>"
@@ -121,13 +110,5 @@ def test_gemma3_tokenizer_heals_whole_characters_and_words() -> None:
         assert_heals_whole_characters(gemma, text)
     healed = heal_prompt(gemma, gemma.encode("def area(width, height):\n    ret", add_bos=True))
     assert healed.removed == b"ret"
-    # `incrementalde` alone is increment + alde, but `incrementaldecoder` is incremental + decoder: the
-    # healed word may be retyped as `incremental` (bench model, seed 11: Gemma had been forced into
-    # increment + alde… and wrote `incrementaldeep`).
-    cut = gemma.encode("        incrementalencoder=IncrementalEncoder,\n        incrementalde", add_bos=True)
-    assert [gemma.decode([i]) for i in cut[-2:]] == ["increment", "alde"]
-    word = heal_prompt(gemma, cut)
-    assert word.removed == b"incrementalde"
-    assert 11 in (token_boundaries(gemma, word.removed) or set())
     assert fim_template_for(gemma).family == "prefix-only"
     assert document_start(gemma) == "<bos>"
