@@ -192,9 +192,15 @@ def calibrate(
 
 def calibrate_from_runs(paths: Sequence[Path], path: Path = CALIBRATIONS) -> str:
     """Pool the cases of earlier runs' ``--json`` files per corpus and write their model's calibration
-    into ``path``; what was written, in words."""
+    into ``path``: the gate's point, and the later-lines point from their block cursors pooled
+    (``bench/block_curve.py``) when they have any (otherwise the earlier one stays); what was
+    written, in words."""
+    # block_curve imports this module (its curves are thinned here), so it is imported where used.
+    from bench.block_curve import block_figures, later_lines_entry
+
     models: set[str] = set()
     cases: dict[str, list[Any]] = {}
+    blocks: dict[str, list[Any]] = {}
     for run_path in paths:
         try:
             run = json.loads(run_path.read_text(encoding="utf-8"))
@@ -204,6 +210,9 @@ def calibrate_from_runs(paths: Sequence[Path], path: Path = CALIBRATIONS) -> str
                     found = run[corpus]["case_results"]
                     _records(found)  # every case readable, or the file is refused here, named
                     cases.setdefault(corpus, []).extend(found)
+                    block_records = run[corpus].get("block_results", [])
+                    block_figures(block_records)  # readable too
+                    blocks.setdefault(corpus, []).extend(block_records)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             why = f"not a bench model --json file ({error})"
             raise CommandError(f"--calibrate-from {run_path}: {why}") from None
@@ -213,12 +222,17 @@ def calibrate_from_runs(paths: Sequence[Path], path: Path = CALIBRATIONS) -> str
     model = models.pop()
     if calibrated_point(cases) is None:
         raise CommandError("--calibrate-from: no point shows enough of every corpus; nothing written")
-    entry = calibrate(model, cases, path)
+    later = later_lines_entry(blocks)
+    entry = calibrate(model, cases, path, later_lines=later)
     counts = ", ".join(f"{name} {len(found)} cursors" for name, found in cases.items())
-    return (
+    said = (
         f"calibration of {model} from {len(paths)} runs ({counts}): {entry['chosen']}\n"
         f"  coverage by corpus: {entry['coverage_by_corpus']}"
     )
+    if later is not None:
+        block_counts = ", ".join(f"{name} {len(found)}" for name, found in blocks.items())
+        said += f"\n  later lines from block cursors ({block_counts}): {later['chosen']}"
+    return said
 
 
 def report_lines(corpus: str, figures: Mapping[str, Any], baselines: Mapping[str, float]) -> list[str]:

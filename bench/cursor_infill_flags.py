@@ -67,6 +67,7 @@ def flags(description: str) -> argparse.ArgumentParser:
         default=None,
         metavar="JSON",
         help="run nothing: write the calibration from earlier runs' --json files of one model, their "
-        "cursors pooled per corpus (bench/confidence_curve.py)",
+        "cursors pooled per corpus: the gate's point, and the later-lines point when they have block "
+        "cursors (bench/confidence_curve.py)",
     )
     return parser

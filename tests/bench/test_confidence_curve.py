@@ -118,3 +118,36 @@ def test_a_written_threshold_still_lets_through_the_suggestion_it_came_from() ->
     found = calibrated_point({"stdlib": cases})
     assert found is not None and found["chosen"]["threshold"] == -2.5827  # shows 3 of 4, all right
     assert (found["chosen"]["coverage"], found["chosen"]["precision"]) == (0.75, 1.0)
+
+
+def test_runs_with_block_cursors_pool_into_the_later_lines_point(tmp_path: Path) -> None:
+    calibrations = tmp_path / "calibrations.json"
+    calibrations.write_text(json.dumps({"m": {"later_lines": {"kept": True}}}))
+    sure = {"row": 1, "blank": False, "above": False}
+    # Twelve later lines: the six surer ones (mean -0.25) right, the six others (mean -2.0) wrong.
+    right = {"first_exact": True, "later": [{**sure, "right": True, "mean": -0.25, "min": -0.5}] * 3}
+    wrong = {"first_exact": False, "later": [{**sure, "right": False, "mean": -2.0, "min": -3.0}] * 3}
+    runs = []
+    for index, block in enumerate([right, wrong]):
+        corpus = {"case_results": STDLIB[index * 5 : index * 5 + 5], "block_results": [block, right]}
+        run = {
+            "model_name": "m",
+            "stdlib": corpus,
+            "numpy": {"case_results": NUMPY[index * 5 : index * 5 + 5]},
+        }
+        runs.append(tmp_path / f"run{index}.json")
+        runs[-1].write_text(json.dumps(run))
+    said = calibrate_from_runs(runs, calibrations)
+    assert "later lines from block cursors (stdlib 4, numpy 0)" in said
+    later = json.loads(calibrations.read_text())["m"]["later_lines"]
+    assert later["measured_on"] == ["stdlib"]
+    # the least strict point right half the time: mean >= -2.0 shows all 12, 9 right (75 %)
+    assert later["chosen"] == {
+        "feature": "mean",
+        "threshold": -2.0,
+        "precision": 0.75,
+        "coverage": 1.0,
+        "shown": 12,
+        "right": 9,
+    }
+    assert load_calibrations(calibrations)["m"].chosen.threshold == -1.5  # the gate's as without blocks
