@@ -14,7 +14,10 @@ call, as llama.cpp's CPU products do (`kernels/gguf_int8_products.h`): per run o
 32-weight types, per 256 with sums of 16 for the K-quants, integer dot products on the codes, the
 scales applied per sub-block in float32. Outputs then differ from the float32 product by the
 rounding of x (at most half a step, max|x| / 254 of its run, per value), but every row goes through
-the same arithmetic alone, whatever the other rows of its call and however many.
+the same arithmetic alone, whatever the other rows of its call and however many. A Q4_K matrix is
+repacked once at load for these products, eight rows' super-blocks interleaved
+(`kernels/gguf_int8_repacked.h`): the same outputs bit for bit, fewer instructions a weight, and the
+repacked bytes replace the file's (about the same size, no float copy).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from inference.layers.cpu_kernels import load_cpu_kernels
 KERNEL_TYPES = frozenset(
     GGMLQuantizationType[name] for name in "Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K".split()
 )
+# The block types the 8-bit-activation products read repacked (eight rows interleaved).
+REPACKED_TYPES = frozenset({GGMLQuantizationType.Q4_K})
 
 
 @dataclass(frozen=True)
@@ -62,22 +67,46 @@ class BlockMatrix:
 
 class GGUFLinear(nn.Module):
     """y = x W^T + b with W a `BlockMatrix` read in place (a plain attribute, not a buffer: it is not
-    the module's to save, and a decode step skips `nn.Module.__getattr__`)."""
+    the module's to save, and a decode step skips `nn.Module.__getattr__`).
+
+    With `int8_activations` and `repack`, a matrix in a `REPACKED_TYPES` type is repacked once here
+    and only the repacked bytes are kept (`blocks`, 1-D): the outputs are those of the file's blocks,
+    bit for bit. `repack=False` keeps the file's blocks (a tied head whose blocks the embedding reads)."""
 
     def __init__(
-        self, matrix: BlockMatrix, bias: torch.Tensor | None = None, int8_activations: bool = False
+        self,
+        matrix: BlockMatrix,
+        bias: torch.Tensor | None = None,
+        int8_activations: bool = False,
+        repack: bool = True,
     ) -> None:
         super().__init__()
         if matrix.qtype not in KERNEL_TYPES:
             raise ValueError(f"no kernel for {matrix.qtype.name} blocks")
         load_cpu_kernels()
-        self.matrix = matrix
-        self.blocks, self.qtype = matrix.blocks, int(matrix.qtype)
+        self.qtype, self.columns = int(matrix.qtype), matrix.columns
         self.out_features, self.in_features = matrix.shape
+        self.repacked = int8_activations and repack and matrix.qtype in REPACKED_TYPES
+        # The file's blocks, kept only where they are what the products read.
+        self._file_matrix: BlockMatrix | None = None if self.repacked else matrix
+        if self.repacked:
+            self.blocks = torch.ops.codedraft_cpu.gguf_q8_repack(matrix.blocks, self.qtype)
+        else:
+            self.blocks = matrix.blocks
         self.bias = None if bias is None else nn.Parameter(bias.detach().float(), requires_grad=False)
         self.int8_activations = int8_activations
         self.product = torch.ops.codedraft_cpu.gguf_linear.default
         self.int8_product = torch.ops.codedraft_cpu.gguf_q8_linear.default
+        self.repacked_product = torch.ops.codedraft_cpu.gguf_q8_linear_repacked.default
+
+    @property
+    def matrix(self) -> BlockMatrix:
+        """The weights as the file stores them (unpacked again, a copy, if this layer holds them repacked)."""
+        if self._file_matrix is not None:
+            return self._file_matrix
+        unpack = torch.ops.codedraft_cpu.gguf_q8_unpack
+        blocks = unpack(self.blocks, self.qtype, self.out_features, self.columns)
+        return BlockMatrix(GGMLQuantizationType(self.qtype), blocks, self.columns)
 
     def dequantized(self) -> torch.Tensor:
         """The weights this layer multiplies by, float32 (out, in)."""
@@ -85,7 +114,9 @@ class GGUFLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, in) -> (T, out)."""
-        if self.int8_activations:
+        if self.repacked:
+            out = self.repacked_product(x, self.blocks, self.qtype, self.out_features)
+        elif self.int8_activations:
             out = self.int8_product(x, self.blocks, self.qtype)
         else:
             out = self.product(x, self.blocks, self.qtype, FEW_ROWS)

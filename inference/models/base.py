@@ -99,7 +99,8 @@ class CausalLM(nn.Module):
                 setattr(parent, attribute, GGUFLinear(matrix, module.bias, int8_activations))
         embeddings = blocks.get("model.embed_tokens.weight")
         if self.config.tie_word_embeddings and embeddings is not None:
-            self.lm_head = GGUFLinear(embeddings, int8_activations=int8_activations)  # type: ignore[assignment]
+            # repack=False: the embedding reads the same blocks.
+            self.lm_head = GGUFLinear(embeddings, int8_activations=int8_activations, repack=False)  # type: ignore[assignment]
 
     def pack_weights(self, weights: str) -> None:
         """Store the projections for CPU inference in `weights` form (see `inference.layers.linear`):

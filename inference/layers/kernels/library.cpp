@@ -5,6 +5,7 @@
 #include "attention.h"
 #include "block_products.h"
 #include "gguf_int8_products.h"
+#include "gguf_int8_repacked.h"
 #include "gguf_products.h"
 #include "int8_products.h"
 
@@ -38,6 +39,17 @@ at::Tensor gguf_linear(const at::Tensor& x, const at::Tensor& blocks, int64_t qt
 // The native_q8 weights form: the same blocks times x quantized to 8 bits per call (gguf_int8_products.h).
 at::Tensor gguf_q8_linear(const at::Tensor& x, const at::Tensor& blocks, int64_t qtype) {
   return gguf::int8_linear(x, blocks, qtype);
+}
+
+// The same products on Q4_K rows repacked at load (gguf_int8_repacked.h): the same outputs, bit for bit.
+at::Tensor gguf_q8_linear_repacked(const at::Tensor& x, const at::Tensor& packed, int64_t qtype, int64_t rows) {
+  return gguf::repacked_int8_linear(x, packed, qtype, rows);
+}
+
+at::Tensor gguf_q8_repack(const at::Tensor& blocks, int64_t qtype) { return gguf::repack(blocks, qtype); }
+
+at::Tensor gguf_q8_unpack(const at::Tensor& packed, int64_t qtype, int64_t rows, int64_t width) {
+  return gguf::unpack(packed, qtype, rows, width);
 }
 
 at::Tensor gguf_dequantize(const at::Tensor& blocks, const at::Tensor& rows, int64_t qtype, int64_t width) {
@@ -169,6 +181,10 @@ TORCH_LIBRARY(codedraft_cpu, lib) {
   lib.def("q8_0_linear(Tensor x, Tensor q, Tensor d, int few) -> Tensor", &codedraft::q8_0_linear);
   lib.def("gguf_linear(Tensor x, Tensor blocks, int qtype, int few) -> Tensor", &codedraft::gguf_linear);
   lib.def("gguf_q8_linear(Tensor x, Tensor blocks, int qtype) -> Tensor", &codedraft::gguf_q8_linear);
+  lib.def("gguf_q8_linear_repacked(Tensor x, Tensor packed, int qtype, int rows) -> Tensor",
+          &codedraft::gguf_q8_linear_repacked);
+  lib.def("gguf_q8_repack(Tensor blocks, int qtype) -> Tensor", &codedraft::gguf_q8_repack);
+  lib.def("gguf_q8_unpack(Tensor packed, int qtype, int rows, int width) -> Tensor", &codedraft::gguf_q8_unpack);
   lib.def("gguf_dequantize(Tensor blocks, Tensor rows, int qtype, int width) -> Tensor", &codedraft::gguf_dequantize);
   lib.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor", &codedraft::rms_norm);
   lib.def("paged_attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, int context_len, "

@@ -156,19 +156,69 @@ def test_a_zero_row_gives_zeros_and_bad_shapes_are_refused() -> None:
         torch.ops.codedraft_cpu.gguf_q8_linear(torch.zeros(WIDTH), blocks, int(Q.Q4_K))
 
 
+def _repacked_product(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray:
+    ops = torch.ops.codedraft_cpu
+    packed = ops.gguf_q8_repack(torch.from_numpy(blocks), int(qtype))
+    return ops.gguf_q8_linear_repacked(torch.from_numpy(x), packed, int(qtype), blocks.shape[0]).numpy()
+
+
+# Rows in whole groups of 8, with a few left over, fewer than 8, and odd.
+@pytest.mark.parametrize("weight_rows", [1, 7, 8, 16, 37])
+@pytest.mark.parametrize("rows", [1, 3, 9])
+def test_repacked_q4_k_products_equal_the_files_blocks_bit_for_bit(weight_rows: int, rows: int) -> None:
+    blocks, x = _blocks(Q.Q4_K, seed=weight_rows)[:weight_rows], _x(rows, seed=rows + 20)
+    repacked = _repacked_product(x, blocks, Q.Q4_K)
+    assert np.array_equal(repacked, _product(x, blocks, Q.Q4_K))
+    assert np.array_equal(repacked, reference(x, blocks, Q.Q4_K))
+
+
+def test_repacking_keeps_every_byte_of_the_file() -> None:
+    ops = torch.ops.codedraft_cpu
+    for weight_rows in (1, 8, 37):
+        blocks = torch.from_numpy(_blocks(Q.Q4_K, seed=3)[:weight_rows].copy())
+        packed = ops.gguf_q8_repack(blocks, int(Q.Q4_K))
+        # 16 bytes a super-block more than the file's 144 (scales and minimums as bytes), whole groups only.
+        assert packed.numel() == blocks.numel() + (weight_rows // 8) * 8 * (WIDTH // 256) * 4
+        assert torch.equal(ops.gguf_q8_unpack(packed, int(Q.Q4_K), weight_rows, WIDTH), blocks)
+    with pytest.raises(RuntimeError, match="only Q4_K rows are repacked"):
+        ops.gguf_q8_repack(torch.from_numpy(_blocks(Q.Q6_K)), int(Q.Q6_K))
+    with pytest.raises(RuntimeError, match="do not hold 36 rows"):
+        ops.gguf_q8_linear_repacked(torch.zeros(1, WIDTH), packed, int(Q.Q4_K), 36)
+
+
+def test_a_q4_k_linear_with_8_bit_activations_keeps_only_its_repacked_blocks() -> None:
+    blocks = _blocks(Q.Q4_K, seed=6)
+    matrix = BlockMatrix(Q.Q4_K, torch.from_numpy(blocks), WIDTH)
+    linear = GGUFLinear(matrix, int8_activations=True)
+    assert linear.repacked and linear.blocks.dim() == 1
+    assert not GGUFLinear(matrix, int8_activations=True, repack=False).repacked
+    assert not GGUFLinear(matrix).repacked  # float32 activations read the file's blocks
+    assert torch.equal(linear.matrix.blocks, matrix.blocks)
+    expected = torch.from_numpy(dequantize(blocks, Q.Q4_K).reshape(ROWS, WIDTH))
+    assert torch.equal(linear.dequantized(), expected)
+    x = _x(4, seed=8)
+    assert np.array_equal(linear(torch.from_numpy(x)).numpy(), reference(x, blocks, Q.Q4_K))
+
+
 _PORTABLE_RUN = """
 import json, sys, torch
 from inference.layers.cpu_kernels import load_cpu_kernels
 load_cpu_kernels()
+ops = torch.ops.codedraft_cpu
 out = {}
 for name, qtype, blocks, x in torch.load(sys.argv[1]):
-    out[name] = torch.ops.codedraft_cpu.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
+    out[name] = ops.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
+    if name == "Q4_K":
+        packed = ops.gguf_q8_repack(blocks, qtype)
+        repacked = ops.gguf_q8_linear_repacked(x, packed, qtype, blocks.shape[0])
+        out["repacked"] = repacked.numpy().tobytes().hex()
 print(json.dumps(out))
 """
 
 
 def test_the_portable_build_gives_the_same_numbers(tmp_path: Path) -> None:
-    """Built without AVX2 (plain loops), the products are the same bits as this build's (VNNI or AVX2)."""
+    """Built without AVX2 (plain loops), the products are the same bits as this build's (VNNI or AVX2),
+    repacked Q4_K rows too."""
     x = torch.from_numpy(_x(9, seed=4))
     cases = [(q.name, int(q), torch.from_numpy(_blocks(q, seed=3)), x) for q in TYPES]
     torch.save(cases, tmp_path / "cases.pt")
@@ -181,3 +231,4 @@ def test_the_portable_build_gives_the_same_numbers(tmp_path: Path) -> None:
     for name, qtype, blocks, x in cases:
         here = torch.ops.codedraft_cpu.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
         assert portable[name] == here, name
+    assert portable["repacked"] == portable["Q4_K"]
