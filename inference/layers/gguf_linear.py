@@ -14,10 +14,10 @@ call, as llama.cpp's CPU products do (`kernels/gguf_int8_products.h`): per run o
 32-weight types, per 256 with sums of 16 for the K-quants, integer dot products on the codes, the
 scales applied per sub-block in float32. Outputs then differ from the float32 product by the
 rounding of x (at most half a step, max|x| / 254 of its run, per value), but every row goes through
-the same arithmetic alone, whatever the other rows of its call and however many. A Q4_K matrix is
-repacked once at load for these products, eight rows' super-blocks interleaved
+the same arithmetic alone, whatever the other rows of its call and however many. A Q4_K or Q6_K
+matrix is repacked once at load for these products, eight rows' super-blocks interleaved
 (`kernels/gguf_int8_repacked.h`): the same outputs bit for bit, fewer instructions a weight, and the
-repacked bytes replace the file's (about the same size, no float copy).
+repacked bytes replace the file's (the same size for Q6_K, 2.8 % more for Q4_K; no float copy).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ KERNEL_TYPES = frozenset(
     GGMLQuantizationType[name] for name in "Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K".split()
 )
 # The block types the 8-bit-activation products read repacked (eight rows interleaved).
-REPACKED_TYPES = frozenset({GGMLQuantizationType.Q4_K})
+REPACKED_TYPES = frozenset({GGMLQuantizationType.Q4_K, GGMLQuantizationType.Q6_K})
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,8 @@ class GGUFLinear(nn.Module):
 
     With `int8_activations` and `repack`, a matrix in a `REPACKED_TYPES` type is repacked once here
     and only the repacked bytes are kept (`blocks`, 1-D): the outputs are those of the file's blocks,
-    bit for bit. `repack=False` keeps the file's blocks (a tied head whose blocks the embedding reads)."""
+    bit for bit, and `rows` reads them (a tied head's embedding). `repack=False` keeps the file's
+    blocks."""
 
     def __init__(
         self,
@@ -108,9 +109,23 @@ class GGUFLinear(nn.Module):
         blocks = unpack(self.blocks, self.qtype, self.out_features, self.columns)
         return BlockMatrix(GGMLQuantizationType(self.qtype), blocks, self.columns)
 
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(out, in), as the float matrix it stands for."""
+        return self.out_features, self.in_features
+
+    def rows(self, index: torch.Tensor) -> torch.Tensor:
+        """The weight rows `index` (int64, any shape) as float32 (*index.shape, in): gguf's values."""
+        if self._file_matrix is not None:
+            return self._file_matrix.rows(index)
+        flat = torch.ops.codedraft_cpu.gguf_dequantize_repacked(
+            self.blocks, index.reshape(-1), self.qtype, self.out_features, self.columns
+        )
+        return flat.view(*index.shape, self.columns)
+
     def dequantized(self) -> torch.Tensor:
         """The weights this layer multiplies by, float32 (out, in)."""
-        return self.matrix.dequantized()
+        return self.rows(torch.arange(self.out_features))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, in) -> (T, out)."""
@@ -125,9 +140,10 @@ class GGUFLinear(nn.Module):
 
 class GGUFEmbedding(nn.Module):
     """An embedding table left in its blocks: a lookup dequantizes only the rows it reads (a row costs
-    what its blocks cost, so the table is never widened to float)."""
+    what its blocks cost, so the table is never widened to float). `matrix`: the file's blocks, or a
+    tied output head that holds them (repacked or not)."""
 
-    def __init__(self, matrix: BlockMatrix) -> None:
+    def __init__(self, matrix: BlockMatrix | GGUFLinear) -> None:
         super().__init__()
         load_cpu_kernels()
         self.matrix = matrix

@@ -99,8 +99,10 @@ class CausalLM(nn.Module):
                 setattr(parent, attribute, GGUFLinear(matrix, module.bias, int8_activations))
         embeddings = blocks.get("model.embed_tokens.weight")
         if self.config.tie_word_embeddings and embeddings is not None:
-            # repack=False: the embedding reads the same blocks.
-            self.lm_head = GGUFLinear(embeddings, int8_activations=int8_activations, repack=False)  # type: ignore[assignment]
+            head = GGUFLinear(embeddings, int8_activations=int8_activations)
+            self.lm_head = head  # type: ignore[assignment]
+            if head.repacked:  # only the repacked bytes are kept: the embedding reads them
+                setattr(self.model, "embed_tokens", GGUFEmbedding(head))  # noqa: B010
 
     def pack_weights(self, weights: str) -> None:
         """Store the projections for CPU inference in `weights` form (see `inference.layers.linear`):

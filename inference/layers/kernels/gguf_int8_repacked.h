@@ -1,110 +1,217 @@
-// Q4_K rows repacked once at load for the one-row (decode) 8-bit-activation products: eight weight
-// rows' super-blocks interleaved, so that one pass over a super-block of x feeds the eight rows, a
+// Q4_K and Q6_K rows repacked once at load for the 8-bit-activation products: eight weight rows'
+// super-blocks interleaved, so that one pass over a super-block of x feeds the eight rows, a
 // register holding one integer lane of each of them (llama.cpp's CPU repack of block_q4_Kx8 has the
 // same idea). The arithmetic is gguf_int8_products.h's to the bit: per row and super-block the same
 // eight integer lanes (lane l: the products of codes 4l .. 4l + 3 of every sub-block, times its
-// scale) and the same minimums' sum, then the same float32 operations in the same order, lane l of
-// eight rows in one register; horizontal_sum's tree is then a sum of registers.
+// scale; Q6_K's bias of 32 taken off lane l as there) and the same minimums' sum, then the same
+// float32 operations in the same order, lane l of eight rows in one register; horizontal_sum's tree
+// is then a sum of registers.
 //
-// The repacked matrix, uint8: N / 8 groups of eight rows, each its super-blocks in order, one of
-// kGroupBytes (= 8 file blocks of 144 bytes + 32: the scales and minimums unpacked to bytes):
-//   0    d of the 8 rows (float16)             16   dmin of the 8 rows (float16)
-//   32   scale of sub-block s of row r at 8s + r
-//   96   minimums of sub-blocks 2p, 2p + 1 of row r at 16p + 2r, 16p + 2r + 1
-//   160  codes: 32 bytes for each (pair p of sub-blocks, lane l), row r's file bytes
-//        32p + 4l .. 32p + 4l + 3 at 4r (low nibbles: sub-block 2p, high: 2p + 1, as in the file)
-// then the N % 8 last rows as the file lays them out. Unpacking gives the file's bytes back.
+// A repacked matrix, uint8: N / 8 groups of eight rows, each its super-blocks in order, one of
+// Group<B>::kBytes, then the N % 8 last rows as the file lays them out. Unpacking gives the file's
+// bytes back. A group super-block, row r:
+//   Q4_K (8 x 144 + 32 bytes: the scales and minimums unpacked to bytes)
+//     0    d (float16) at 2r                   16   dmin (float16) at 2r
+//     32   scale of sub-block s at 8s + r
+//     96   minimums of sub-blocks 2p, 2p + 1 at 16p + 2r, 16p + 2r + 1
+//     160  codes: 32 bytes for each (pair p of sub-blocks, lane l), the file's bytes
+//          32p + 4l .. 32p + 4l + 3 at 4r (low nibbles: sub-block 2p, high: 2p + 1, as in the file)
+//   Q6_K (8 x 210 bytes, the file's size)
+//     0    d (float16) at 2r                   16   scale j (of 16 weights) at 8j + r
+//     144  96 bytes for each (half h, lane l), in the order they are read (the hardware's prefetch
+//          loses track of three interleaved runs): the file's qh[32h + 4l ..] at 4r, then its
+//          ql[64h + 4l ..] at 32 + 4r and ql[64h + 32 + 4l ..] at 64 + 4r (low nibbles: sub-blocks
+//          4h, 4h + 1; high: 4h + 2, 4h + 3, as in the file)
 #pragma once
+#include <sys/mman.h>
+
 #include "gguf_int8_products.h"
 
 namespace codedraft::gguf {
 
 constexpr int64_t kGroupRows = 8;
-constexpr int64_t kGroupBytes = 8 * Q4_K::kBytes + 32;
 
-inline int64_t repacked_bytes(int64_t rows, int64_t supers) {
-  return rows / kGroupRows * supers * kGroupBytes + rows % kGroupRows * supers * Q4_K::kBytes;
-}
+template <class B>
+struct Group;
 
-// Eight rows' block sb (blocks[r]) into one group super-block at out.
-inline void repack_q4_k(const uint8_t* const blocks[8], uint8_t* out) {
-  for (int r = 0; r < 8; ++r) {
-    const uint8_t* b = blocks[r];
-    std::memcpy(out + 2 * r, b, 2);
-    std::memcpy(out + 16 + 2 * r, b + 2, 2);
-    for (int s = 0; s < 8; ++s) {
-      int scale, minimum;
-      scale_min_k4(b + 4, s, scale, minimum);
-      out[32 + 8 * s + r] = static_cast<uint8_t>(scale);
-      out[96 + 16 * (s / 2) + 2 * r + s % 2] = static_cast<uint8_t>(minimum);
+template <>
+struct Group<Q4_K> {
+  static constexpr int64_t kBytes = 8 * Q4_K::kBytes + 32;
+  // Eight rows' block sb (blocks[r]) into one group super-block at out.
+  static void pack(const uint8_t* const blocks[8], uint8_t* out) {
+    for (int r = 0; r < 8; ++r) {
+      const uint8_t* b = blocks[r];
+      std::memcpy(out + 2 * r, b, 2);
+      std::memcpy(out + 16 + 2 * r, b + 2, 2);
+      for (int s = 0; s < 8; ++s) {
+        int scale, minimum;
+        scale_min_k4(b + 4, s, scale, minimum);
+        out[32 + 8 * s + r] = static_cast<uint8_t>(scale);
+        out[96 + 16 * (s / 2) + 2 * r + s % 2] = static_cast<uint8_t>(minimum);
+      }
+      for (int p = 0; p < 4; ++p) {
+        for (int l = 0; l < 8; ++l) std::memcpy(out + 160 + (8 * p + l) * 32 + 4 * r, b + 16 + 32 * p + 4 * l, 4);
+      }
+    }
+  }
+  // Row r's block back from a group super-block: the file's bytes.
+  static void unpack(const uint8_t* group, int r, uint8_t* b) {
+    std::memcpy(b, group + 2 * r, 2);
+    std::memcpy(b + 2, group + 16 + 2 * r, 2);
+    int scale[8], minimum[8];
+    for (int s = 0; s < 8; ++s) scale[s] = group[32 + 8 * s + r], minimum[s] = group[96 + 16 * (s / 2) + 2 * r + s % 2];
+    for (int t = 0; t < 4; ++t) {  // scale_min_k4 inverted
+      b[4 + t] = static_cast<uint8_t>(scale[t] | ((scale[t + 4] >> 4) << 6));
+      b[8 + t] = static_cast<uint8_t>(minimum[t] | ((minimum[t + 4] >> 4) << 6));
+      b[12 + t] = static_cast<uint8_t>((scale[t + 4] & 0x0F) | ((minimum[t + 4] & 0x0F) << 4));
     }
     for (int p = 0; p < 4; ++p) {
-      for (int l = 0; l < 8; ++l) std::memcpy(out + 160 + (8 * p + l) * 32 + 4 * r, b + 16 + 32 * p + 4 * l, 4);
+      for (int l = 0; l < 8; ++l) std::memcpy(b + 16 + 32 * p + 4 * l, group + 160 + (8 * p + l) * 32 + 4 * r, 4);
     }
   }
+};
+
+template <>
+struct Group<Q6_K> {
+  static constexpr int64_t kBytes = 8 * Q6_K::kBytes;
+  // f(at in the group, at in the block, bytes) for each run of row r's bytes (ql 0, qh 128, scales 192, d 208).
+  template <class F>
+  static void runs(int r, F&& f) {
+    f(2 * r, 208, 2);
+    for (int j = 0; j < 16; ++j) f(16 + 8 * j + r, 192 + j, 1);
+    for (int h = 0; h < 2; ++h) {
+      for (int l = 0; l < 8; ++l) {
+        const int at = 144 + (8 * h + l) * 96 + 4 * r;
+        f(at, 128 + 32 * h + 4 * l, 4);
+        f(at + 32, 64 * h + 4 * l, 4);
+        f(at + 64, 64 * h + 32 + 4 * l, 4);
+      }
+    }
+  }
+  static void pack(const uint8_t* const blocks[8], uint8_t* out) {
+    for (int r = 0; r < 8; ++r) runs(r, [&](int g, int b, int n) { std::memcpy(out + g, blocks[r] + b, n); });
+  }
+  static void unpack(const uint8_t* group, int r, uint8_t* block) {
+    runs(r, [&](int g, int b, int n) { std::memcpy(block + b, group + g, n); });
+  }
+};
+
+template <class B>
+constexpr bool repacks() {
+  return std::is_same_v<B, Q4_K> || std::is_same_v<B, Q6_K>;
 }
 
-// Row r's block back from a group super-block: the file's 144 bytes.
-inline void unpack_q4_k(const uint8_t* group, int r, uint8_t* b) {
-  std::memcpy(b, group + 2 * r, 2);
-  std::memcpy(b + 2, group + 16 + 2 * r, 2);
-  int scale[8], minimum[8];
-  for (int s = 0; s < 8; ++s) scale[s] = group[32 + 8 * s + r], minimum[s] = group[96 + 16 * (s / 2) + 2 * r + s % 2];
-  for (int t = 0; t < 4; ++t) {  // scale_min_k4 inverted
-    b[4 + t] = static_cast<uint8_t>(scale[t] | ((scale[t + 4] >> 4) << 6));
-    b[8 + t] = static_cast<uint8_t>(minimum[t] | ((minimum[t + 4] >> 4) << 6));
-    b[12 + t] = static_cast<uint8_t>((scale[t + 4] & 0x0F) | ((minimum[t + 4] & 0x0F) << 4));
-  }
-  for (int p = 0; p < 4; ++p) {
-    for (int l = 0; l < 8; ++l) std::memcpy(b + 16 + 32 * p + 4 * l, group + 160 + (8 * p + l) * 32 + 4 * r, 4);
+template <class B>
+int64_t repacked_bytes(int64_t rows, int64_t supers) {
+  return rows / kGroupRows * supers * Group<B>::kBytes + rows % kGroupRows * supers * B::kBytes;
+}
+
+// f(tag) for the types that repack.
+template <class F>
+auto with_repacked_type(int64_t qtype, F&& f) {
+  switch (qtype) {
+    case 12: return f(Q4_K{});
+    case 14: return f(Q6_K{});
+    default: TORCH_CHECK(false, "only Q4_K and Q6_K rows are repacked, not GGML block type ", qtype);
   }
 }
 
-inline void check_repacked(const at::Tensor& packed, int64_t qtype, int64_t rows, int64_t width) {
-  TORCH_CHECK(qtype == 12, "only Q4_K rows are repacked, not GGML block type ", qtype);
+template <class B>
+void check_repacked(const at::Tensor& packed, int64_t rows, int64_t width) {
   TORCH_CHECK(packed.dim() == 1 && packed.scalar_type() == at::kByte && packed.is_contiguous() && packed.device().is_cpu(),
               "repacked rows must be 1-D contiguous uint8 on the CPU");
-  TORCH_CHECK(width % 256 == 0 && packed.numel() == repacked_bytes(rows, width / 256), "repacked rows of ",
+  TORCH_CHECK(width % 256 == 0 && packed.numel() == repacked_bytes<B>(rows, width / 256), "repacked rows of ",
               packed.numel(), " bytes do not hold ", rows, " rows of ", width, " weights");
 }
 
-// blocks (N, row bytes) in Q4_K -> the repacked layout (1-D).
+// `bytes` of uint8 in their own mapping, in 2 MiB pages where the system gives them on request
+// (transparent huge pages in `madvise` mode): a decode step streams the whole matrix, and with 4 KiB
+// pages the hardware's prefetch stops at every page (one-row Q6_K products from DRAM ran at half
+// the speed).
+inline at::Tensor huge_page_bytes(int64_t bytes) {
+  constexpr int64_t kHuge = int64_t{1} << 21;
+  const int64_t size = std::max<int64_t>(bytes, 1) + kHuge;
+  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  TORCH_CHECK(base != MAP_FAILED, "could not map ", size, " bytes for repacked weights");
+  const auto start = (reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~static_cast<uintptr_t>(kHuge - 1);
+#ifdef MADV_HUGEPAGE
+  madvise(reinterpret_cast<void*>(start), size - (start - reinterpret_cast<uintptr_t>(base)), MADV_HUGEPAGE);
+#endif
+  return at::from_blob(
+      reinterpret_cast<void*>(start), {bytes}, [base, size](void*) { munmap(base, size); },
+      at::TensorOptions().dtype(at::kByte));
+}
+
+// blocks (N, row bytes) -> the repacked layout (1-D).
 inline at::Tensor repack(const at::Tensor& blocks, int64_t qtype) {
-  TORCH_CHECK(qtype == 12, "only Q4_K rows are repacked, not GGML block type ", qtype);
-  TORCH_CHECK(blocks.dim() == 2 && blocks.size(1) % Q4_K::kBytes == 0, "blocks must be (rows, bytes) of Q4_K blocks");
-  const BlockRows w = block_rows<Q4_K>(blocks, blocks.size(1) / Q4_K::kBytes * 256);
-  const int64_t N = blocks.size(0), supers = w.row_bytes / Q4_K::kBytes, groups = N / kGroupRows;
-  at::Tensor out = at::empty({repacked_bytes(N, supers)}, blocks.options());
-  uint8_t* o = out.data_ptr<uint8_t>();
-  at::parallel_for(0, groups, 1, [&](int64_t g0, int64_t g1) {
-    for (int64_t g = g0; g < g1; ++g) {
-      for (int64_t sb = 0; sb < supers; ++sb) {
-        const uint8_t* b[8];
-        for (int r = 0; r < 8; ++r) b[r] = w.data + (g * kGroupRows + r) * w.row_bytes + sb * Q4_K::kBytes;
-        repack_q4_k(b, o + (g * supers + sb) * kGroupBytes);
+  return with_repacked_type(qtype, [&](auto tag) {
+    using B = decltype(tag);
+    TORCH_CHECK(blocks.dim() == 2 && blocks.size(1) % B::kBytes == 0, "blocks must be (rows, bytes) of whole blocks");
+    const BlockRows w = block_rows<B>(blocks, blocks.size(1) / B::kBytes * 256);
+    const int64_t N = blocks.size(0), supers = w.row_bytes / B::kBytes, groups = N / kGroupRows;
+    at::Tensor out = huge_page_bytes(repacked_bytes<B>(N, supers));
+    uint8_t* o = out.data_ptr<uint8_t>();
+    at::parallel_for(0, groups, 1, [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        for (int64_t sb = 0; sb < supers; ++sb) {
+          const uint8_t* b[8];
+          for (int r = 0; r < 8; ++r) b[r] = w.data + (g * kGroupRows + r) * w.row_bytes + sb * B::kBytes;
+          Group<B>::pack(b, o + (g * supers + sb) * Group<B>::kBytes);
+        }
       }
-    }
+    });
+    std::memcpy(o + groups * supers * Group<B>::kBytes, w.data + groups * kGroupRows * w.row_bytes,
+                (N - groups * kGroupRows) * w.row_bytes);
+    return out;
   });
-  std::memcpy(o + groups * supers * kGroupBytes, w.data + groups * kGroupRows * w.row_bytes,
-              (N - groups * kGroupRows) * w.row_bytes);
-  return out;
+}
+
+// Weight row n of a repacked matrix as the file's bytes (row bytes at out).
+template <class B>
+void unpack_row(const uint8_t* packed, int64_t rows, int64_t supers, int64_t n, uint8_t* out) {
+  const int64_t groups = rows / kGroupRows, row_bytes = supers * B::kBytes;
+  if (n >= groups * kGroupRows) {
+    std::memcpy(out, packed + groups * supers * Group<B>::kBytes + (n - groups * kGroupRows) * row_bytes, row_bytes);
+    return;
+  }
+  const uint8_t* group = packed + n / kGroupRows * supers * Group<B>::kBytes;
+  for (int64_t sb = 0; sb < supers; ++sb) {
+    Group<B>::unpack(group + sb * Group<B>::kBytes, static_cast<int>(n % kGroupRows), out + sb * B::kBytes);
+  }
 }
 
 // The repacked layout -> the file's blocks (rows, row bytes), byte for byte.
 inline at::Tensor unpack(const at::Tensor& packed, int64_t qtype, int64_t rows, int64_t width) {
-  check_repacked(packed, qtype, rows, width);
-  const int64_t supers = width / 256, row_bytes = supers * Q4_K::kBytes, groups = rows / kGroupRows;
-  at::Tensor out = at::empty({rows, row_bytes}, packed.options());
-  const uint8_t* p = packed.data_ptr<uint8_t>();
-  uint8_t* o = out.data_ptr<uint8_t>();
-  for (int64_t g = 0; g < groups; ++g) {
-    for (int64_t sb = 0; sb < supers; ++sb) {
-      for (int r = 0; r < 8; ++r) {
-        unpack_q4_k(p + (g * supers + sb) * kGroupBytes, r, o + (g * kGroupRows + r) * row_bytes + sb * Q4_K::kBytes);
-      }
+  return with_repacked_type(qtype, [&](auto tag) {
+    using B = decltype(tag);
+    check_repacked<B>(packed, rows, width);
+    const int64_t supers = width / 256, row_bytes = supers * B::kBytes;
+    at::Tensor out = at::empty({rows, row_bytes}, packed.options());
+    for (int64_t n = 0; n < rows; ++n) {
+      unpack_row<B>(packed.data_ptr<uint8_t>(), rows, supers, n, out.data_ptr<uint8_t>() + n * row_bytes);
     }
-  }
-  std::memcpy(o + groups * kGroupRows * row_bytes, p + groups * supers * kGroupBytes, (rows - groups * kGroupRows) * row_bytes);
+    return out;
+  });
+}
+
+// Rows `index` (int64) of a repacked matrix as float32 (len(index), width): gguf_dequantize's values.
+inline at::Tensor dequantize_repacked(const at::Tensor& packed, const at::Tensor& index_in, int64_t qtype, int64_t rows,
+                                      int64_t width) {
+  const at::Tensor index = index_in.contiguous();
+  TORCH_CHECK(index.scalar_type() == at::kLong, "rows must be int64");
+  const int64_t* at = index.data_ptr<int64_t>();
+  for (int64_t i = 0; i < index.numel(); ++i) TORCH_CHECK(at[i] >= 0 && at[i] < rows, "row ", at[i], " out of range");
+  at::Tensor out = at::empty({index.numel(), width}, at::TensorOptions().dtype(at::kFloat));
+  with_repacked_type(qtype, [&](auto tag) {
+    using B = decltype(tag);
+    check_repacked<B>(packed, rows, width);
+    const int64_t supers = width / 256;
+    std::vector<uint8_t> row(supers * B::kBytes);
+    for (int64_t i = 0; i < index.numel(); ++i) {
+      unpack_row<B>(packed.data_ptr<uint8_t>(), rows, supers, at[i], row.data());
+      dequantize_row<B>(row.data(), supers * 8, out.data_ptr<float>() + i * width);
+    }
+  });
   return out;
 }
 
@@ -114,24 +221,27 @@ inline __m256i broadcast32(const void* p) {
   std::memcpy(&v, p, 4);
   return _mm256_set1_epi32(v);
 }
+// Eight bytes at p (one per row) as int16 words 2r, 2r + 1 = byte r (sign-extended if `is_signed`).
+template <bool is_signed>
+inline __m256i row_words(const uint8_t* p) {
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  const __m128i twice = _mm_unpacklo_epi8(bytes, bytes);
+  return is_signed ? _mm256_cvtepi8_epi16(twice) : _mm256_cvtepu8_epi16(twice);
+}
 
-// y[0 .. 8) for row t of x and the group whose super-blocks start at `group`.
-inline void q4_k_group_row(const ActivationCodes& a, int64_t t, const uint8_t* group, float* y) {
-  const int64_t supers = a.runs;
-  __m256 acc[8];
-  for (int l = 0; l < 8; ++l) acc[l] = _mm256_setzero_ps();
-  __m256 offset = _mm256_setzero_ps();
+// Integer lanes of one group super-block g for the 256 x codes at x: lanes[l] holds lane l of the
+// eight rows; for Q4_K also the eight rows' minimums' sums.
+template <class B>
+inline void group_lanes(const uint8_t* g, const int8_t* x, const int16_t* sums16, const int16_t* sums32,
+                        __m256i lanes[8], __m256i& minimums) {
   const __m256i mask = _mm256_set1_epi8(0x0F);
-  for (int64_t sb = 0; sb < supers; ++sb) {
-    const uint8_t* g = group + sb * kGroupBytes;
-    const int8_t* x = a.q.data() + t * a.K + sb * 256;
-    __m256i scale[8], lanes[8];
-    for (int s = 0; s < 8; ++s) {
-      const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 32 + 8 * s));
-      scale[s] = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(bytes, bytes));  // row r's scale in words 2r, 2r + 1
-    }
+  if constexpr (std::is_same_v<B, Q4_K>) {
     for (int l = 0; l < 8; ++l) lanes[l] = _mm256_setzero_si256();
+    __m256i scale[8];
+    for (int s = 0; s < 8; ++s) scale[s] = row_words<false>(g + 32 + 8 * s);
+#pragma GCC unroll 4
     for (int p = 0; p < 4; ++p) {
+#pragma GCC unroll 8
       for (int l = 0; l < 8; ++l) {
         const __m256i v = load32(g + 160 + (8 * p + l) * 32);
         const __m256i low = _mm256_and_si256(v, mask), high = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
@@ -140,18 +250,66 @@ inline void q4_k_group_row(const ActivationCodes& a, int64_t t, const uint8_t* g
         lanes[l] = scaled_add(lanes[l], _mm256_maddubs_epi16(high, x1), scale[2 * p + 1]);
       }
     }
-    __m256i minimums = _mm256_setzero_si256();
-    const int16_t* sums32 = a.sums32.data() + (t * supers + sb) * 8;
+    minimums = _mm256_setzero_si256();
     for (int p = 0; p < 4; ++p) {
       const __m256i m = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 96 + 16 * p)));
       minimums = scaled_add(minimums, m, broadcast32(sums32 + 2 * p));
     }
+  } else {
+    const __m256i pair_mask = _mm256_set1_epi8(0x30);
+    __m256i scale[16];  // scale j of the eight rows: sub-block s's are 2s (its lanes 0 .. 3) and 2s + 1
+    for (int j = 0; j < 16; ++j) scale[j] = row_words<true>(g + 16 + 8 * j);
+    for (int l = 0; l < 8; ++l) lanes[l] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 8
+      for (int l = 0; l < 8; ++l) {  // eight chains of integer adds, one a lane
+        const uint8_t* run = g + 144 + (8 * h + l) * 96;
+        const __m256i bits = load32(run);
+        const __m256i top[4] = {_mm256_and_si256(_mm256_slli_epi16(bits, 4), pair_mask),
+                                _mm256_and_si256(_mm256_slli_epi16(bits, 2), pair_mask),
+                                _mm256_and_si256(bits, pair_mask),
+                                _mm256_and_si256(_mm256_srli_epi16(bits, 2), pair_mask)};
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; ++half) {  // chunk 2h + half: sub-blocks 4h + half (low), 4h + 2 + half (high)
+          const __m256i v = load32(run + 32 + 32 * half);
+          const int s0 = 4 * h + half, s1 = 4 * h + 2 + half;
+          const __m256i c0 = _mm256_or_si256(_mm256_and_si256(v, mask), top[half]);
+          const __m256i c1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), top[2 + half]);
+          lanes[l] = scaled_add(lanes[l], _mm256_maddubs_epi16(c0, broadcast32(x + 32 * s0 + 4 * l)), scale[2 * s0 + l / 4]);
+          lanes[l] = scaled_add(lanes[l], _mm256_maddubs_epi16(c1, broadcast32(x + 32 * s1 + 4 * l)), scale[2 * s1 + l / 4]);
+        }
+      }
+    }
+    for (int l = 0; l < 8; ++l) {  // lane l loses 32 (sc_2l bs_2l + sc_2l+1 bs_2l+1)
+      const __m128i two = _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l))),
+                                            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l + 1))));
+      const __m256i bias = scaled_add(_mm256_setzero_si256(), _mm256_cvtepi8_epi16(two), broadcast32(sums16 + 2 * l));
+      lanes[l] = _mm256_sub_epi32(lanes[l], _mm256_slli_epi32(bias, 5));
+    }
+  }
+}
+
+// y[0 .. 8) for row t of x and the group whose super-blocks start at `group`.
+template <class B>
+inline void group_row(const ActivationCodes& a, int64_t t, const uint8_t* group, float* y) {
+  const int64_t supers = a.runs;
+  __m256 acc[8];
+  for (int l = 0; l < 8; ++l) acc[l] = _mm256_setzero_ps();
+  __m256 offset = _mm256_setzero_ps();
+  for (int64_t sb = 0; sb < supers; ++sb) {
+    const uint8_t* g = group + sb * Group<B>::kBytes;
+    __m256i lanes[8], minimums;
+    group_lanes<B>(g, a.q.data() + t * a.K + sb * 256, a.sums16.data() + (t * supers + sb) * 16,
+                   a.sums32.data() + (t * supers + sb) * 8, lanes, minimums);
     const __m256 dx = _mm256_set1_ps(a.d[t * supers + sb]);
     const __m256 step = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))), dx);
     for (int l = 0; l < 8; ++l) acc[l] = _mm256_add_ps(acc[l], _mm256_mul_ps(_mm256_cvtepi32_ps(lanes[l]), step));
-    const __m256 min_step =
-        _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16))), dx);
-    offset = _mm256_add_ps(offset, _mm256_mul_ps(_mm256_cvtepi32_ps(minimums), min_step));
+    if constexpr (std::is_same_v<B, Q4_K>) {
+      const __m256 min_step =
+          _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16))), dx);
+      offset = _mm256_add_ps(offset, _mm256_mul_ps(_mm256_cvtepi32_ps(minimums), min_step));
+    }
   }
   __m256 quad[4];
   for (int i = 0; i < 4; ++i) quad[i] = _mm256_add_ps(acc[i], acc[i + 4]);
@@ -160,48 +318,52 @@ inline void q4_k_group_row(const ActivationCodes& a, int64_t t, const uint8_t* g
 }
 #endif
 
-// y (T, N) for the rows of group g (every row of x), y's row stride ldy.
-inline void q4_k_group(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy) {
+// y (T, N): columns first .. first + 8 from the group at `group` (every row of x), y's row stride ldy.
+template <class B>
+void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy) {
 #ifdef CODEDRAFT_AVX2
   float out[8];
   for (int64_t t = 0; t < T; ++t) {
-    q4_k_group_row(a, t, group, out);
+    group_row<B>(a, t, group, out);
     std::memcpy(y + t * ldy + first, out, sizeof out);
   }
 #else
   // The file's blocks of the eight rows back, then the one-row arithmetic of gguf_int8_products.h.
-  const int64_t supers = a.runs, row_bytes = supers * Q4_K::kBytes;
+  const int64_t supers = a.runs, row_bytes = supers * B::kBytes;
   std::vector<uint8_t> rows(kGroupRows * row_bytes);
   for (int64_t sb = 0; sb < supers; ++sb) {
-    for (int r = 0; r < 8; ++r) unpack_q4_k(group + sb * kGroupBytes, r, rows.data() + r * row_bytes + sb * Q4_K::kBytes);
+    for (int r = 0; r < 8; ++r) Group<B>::unpack(group + sb * Group<B>::kBytes, r, rows.data() + r * row_bytes + sb * B::kBytes);
   }
   const BlockRows w{rows.data(), row_bytes, supers * 8};
-  for (int64_t t = 0; t < T; ++t) super_block_rows<Q4_K, 1>(a, t, w, 0, kGroupRows, y + t * ldy + first, ldy);
+  for (int64_t t = 0; t < T; ++t) super_block_rows<B, 1>(a, t, w, 0, kGroupRows, y + t * ldy + first, ldy);
 #endif
 }
 
-// x (T, K) float32, quantized to 8 bits, times the `rows` repacked Q4_K weight rows transposed: (T, rows).
+// x (T, K) float32, quantized to 8 bits, times the `rows` repacked weight rows transposed: (T, rows).
 // Every output equals gguf_q8_linear's on the file's blocks, bit for bit.
 inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor& packed, int64_t qtype, int64_t rows) {
   TORCH_CHECK(x_in.dim() == 2 && x_in.scalar_type() == at::kFloat && x_in.device().is_cpu(),
               "x must be (T, in) float32 on the CPU");
   const at::Tensor x = x_in.contiguous();
   const int64_t T = x.size(0), K = x.size(1);
-  check_repacked(packed, qtype, rows, K);
   at::Tensor y = at::empty({T, rows}, x.options());
-  const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, 256);
-  const int64_t supers = K / 256, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
-  const uint8_t* p = packed.data_ptr<uint8_t>();
-  float* yp = y.data_ptr<float>();
-  at::parallel_for(0, groups + (tail ? 1 : 0), 1, [&](int64_t g0, int64_t g1) {
-    for (int64_t g = g0; g < g1; ++g) {
-      if (g < groups) {
-        q4_k_group(a, T, p + g * supers * kGroupBytes, g * kGroupRows, yp, rows);
-        continue;
+  with_repacked_type(qtype, [&](auto tag) {
+    using B = decltype(tag);
+    check_repacked<B>(packed, rows, K);
+    const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, 256);
+    const int64_t supers = K / 256, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
+    const uint8_t* p = packed.data_ptr<uint8_t>();
+    float* yp = y.data_ptr<float>();
+    at::parallel_for(0, groups + (tail ? 1 : 0), 1, [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        if (g < groups) {
+          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, rows);
+          continue;
+        }
+        const BlockRows w{p + groups * supers * Group<B>::kBytes, supers * B::kBytes, supers * 8};  // the last rows
+        for (int64_t t = 0; t < T; ++t) super_block_rows<B, 1>(a, t, w, 0, tail, yp + t * rows + groups * kGroupRows, rows);
       }
-      const BlockRows w{p + groups * supers * kGroupBytes, supers * Q4_K::kBytes, supers * 8};  // the last rows
-      for (int64_t t = 0; t < T; ++t) super_block_rows<Q4_K, 1>(a, t, w, 0, tail, yp + t * rows + groups * kGroupRows, rows);
-    }
+    });
   });
   return y;
 }

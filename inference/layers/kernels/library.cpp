@@ -41,7 +41,7 @@ at::Tensor gguf_q8_linear(const at::Tensor& x, const at::Tensor& blocks, int64_t
   return gguf::int8_linear(x, blocks, qtype);
 }
 
-// The same products on Q4_K rows repacked at load (gguf_int8_repacked.h): the same outputs, bit for bit.
+// The same products on Q4_K / Q6_K rows repacked at load (gguf_int8_repacked.h): the same outputs, bit for bit.
 at::Tensor gguf_q8_linear_repacked(const at::Tensor& x, const at::Tensor& packed, int64_t qtype, int64_t rows) {
   return gguf::repacked_int8_linear(x, packed, qtype, rows);
 }
@@ -50,6 +50,11 @@ at::Tensor gguf_q8_repack(const at::Tensor& blocks, int64_t qtype) { return gguf
 
 at::Tensor gguf_q8_unpack(const at::Tensor& packed, int64_t qtype, int64_t rows, int64_t width) {
   return gguf::unpack(packed, qtype, rows, width);
+}
+
+at::Tensor gguf_dequantize_repacked(const at::Tensor& packed, const at::Tensor& index, int64_t qtype, int64_t rows,
+                                    int64_t width) {
+  return gguf::dequantize_repacked(packed, index, qtype, rows, width);
 }
 
 at::Tensor gguf_dequantize(const at::Tensor& blocks, const at::Tensor& rows, int64_t qtype, int64_t width) {
@@ -185,6 +190,8 @@ TORCH_LIBRARY(codedraft_cpu, lib) {
           &codedraft::gguf_q8_linear_repacked);
   lib.def("gguf_q8_repack(Tensor blocks, int qtype) -> Tensor", &codedraft::gguf_q8_repack);
   lib.def("gguf_q8_unpack(Tensor packed, int qtype, int rows, int width) -> Tensor", &codedraft::gguf_q8_unpack);
+  lib.def("gguf_dequantize_repacked(Tensor packed, Tensor index, int qtype, int rows, int width) -> Tensor",
+          &codedraft::gguf_dequantize_repacked);
   lib.def("gguf_dequantize(Tensor blocks, Tensor rows, int qtype, int width) -> Tensor", &codedraft::gguf_dequantize);
   lib.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor", &codedraft::rms_norm);
   lib.def("paged_attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, int context_len, "

@@ -17,7 +17,7 @@ from gguf import GGMLQuantizationType as Q
 from gguf.quants import dequantize
 
 from inference.layers.cpu_kernels import PORTABLE_VARIABLE, load_cpu_kernels
-from inference.layers.gguf_linear import KERNEL_TYPES, BlockMatrix, GGUFLinear
+from inference.layers.gguf_linear import KERNEL_TYPES, BlockMatrix, GGUFEmbedding, GGUFLinear
 from tests.fixtures.gguf_codes import k_parts, legacy_parts
 from tests.fixtures.tiny_gguf import random_blocks
 
@@ -162,42 +162,54 @@ def _repacked_product(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray
     return ops.gguf_q8_linear_repacked(torch.from_numpy(x), packed, int(qtype), blocks.shape[0]).numpy()
 
 
+REPACKED = [Q.Q4_K, Q.Q6_K]
+
+
 # Rows in whole groups of 8, with a few left over, fewer than 8, and odd.
+@pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
 @pytest.mark.parametrize("weight_rows", [1, 7, 8, 16, 37])
 @pytest.mark.parametrize("rows", [1, 3, 9])
-def test_repacked_q4_k_products_equal_the_files_blocks_bit_for_bit(weight_rows: int, rows: int) -> None:
-    blocks, x = _blocks(Q.Q4_K, seed=weight_rows)[:weight_rows], _x(rows, seed=rows + 20)
-    repacked = _repacked_product(x, blocks, Q.Q4_K)
-    assert np.array_equal(repacked, _product(x, blocks, Q.Q4_K))
-    assert np.array_equal(repacked, reference(x, blocks, Q.Q4_K))
+def test_repacked_products_equal_the_files_blocks_bit_for_bit(qtype: Q, weight_rows: int, rows: int) -> None:
+    blocks, x = _blocks(qtype, seed=weight_rows)[:weight_rows], _x(rows, seed=rows + 20)
+    repacked = _repacked_product(x, blocks, qtype)
+    assert np.array_equal(repacked, _product(x, blocks, qtype))
+    assert np.array_equal(repacked, reference(x, blocks, qtype))
 
 
-def test_repacking_keeps_every_byte_of_the_file() -> None:
+@pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
+def test_repacking_keeps_every_byte_of_the_file(qtype: Q) -> None:
     ops = torch.ops.codedraft_cpu
+    # Q4_K: 16 bytes more a group's super-block (its scales and minimums as bytes); Q6_K: none.
+    extra = 32 if qtype == Q.Q4_K else 0
     for weight_rows in (1, 8, 37):
-        blocks = torch.from_numpy(_blocks(Q.Q4_K, seed=3)[:weight_rows].copy())
-        packed = ops.gguf_q8_repack(blocks, int(Q.Q4_K))
-        # 16 bytes a super-block more than the file's 144 (scales and minimums as bytes), whole groups only.
-        assert packed.numel() == blocks.numel() + (weight_rows // 8) * 8 * (WIDTH // 256) * 4
-        assert torch.equal(ops.gguf_q8_unpack(packed, int(Q.Q4_K), weight_rows, WIDTH), blocks)
-    with pytest.raises(RuntimeError, match="only Q4_K rows are repacked"):
-        ops.gguf_q8_repack(torch.from_numpy(_blocks(Q.Q6_K)), int(Q.Q6_K))
+        blocks = torch.from_numpy(_blocks(qtype, seed=3)[:weight_rows].copy())
+        packed = ops.gguf_q8_repack(blocks, int(qtype))
+        assert packed.numel() == blocks.numel() + (weight_rows // 8) * (WIDTH // 256) * extra
+        assert torch.equal(ops.gguf_q8_unpack(packed, int(qtype), weight_rows, WIDTH), blocks)
+        index = torch.tensor([weight_rows - 1, 0, weight_rows // 2])
+        rows = ops.gguf_dequantize_repacked(packed, index, int(qtype), weight_rows, WIDTH)
+        assert torch.equal(rows, ops.gguf_dequantize(blocks, index, int(qtype), WIDTH))
+    with pytest.raises(RuntimeError, match="only Q4_K and Q6_K rows are repacked"):
+        ops.gguf_q8_repack(torch.from_numpy(_blocks(Q.Q5_K)), int(Q.Q5_K))
     with pytest.raises(RuntimeError, match="do not hold 36 rows"):
-        ops.gguf_q8_linear_repacked(torch.zeros(1, WIDTH), packed, int(Q.Q4_K), 36)
+        ops.gguf_q8_linear_repacked(torch.zeros(1, WIDTH), packed, int(qtype), 36)
 
 
-def test_a_q4_k_linear_with_8_bit_activations_keeps_only_its_repacked_blocks() -> None:
-    blocks = _blocks(Q.Q4_K, seed=6)
-    matrix = BlockMatrix(Q.Q4_K, torch.from_numpy(blocks), WIDTH)
+@pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
+def test_a_linear_with_8_bit_activations_keeps_only_its_repacked_blocks(qtype: Q) -> None:
+    blocks = _blocks(qtype, seed=6)
+    matrix = BlockMatrix(qtype, torch.from_numpy(blocks), WIDTH)
     linear = GGUFLinear(matrix, int8_activations=True)
     assert linear.repacked and linear.blocks.dim() == 1
     assert not GGUFLinear(matrix, int8_activations=True, repack=False).repacked
     assert not GGUFLinear(matrix).repacked  # float32 activations read the file's blocks
     assert torch.equal(linear.matrix.blocks, matrix.blocks)
-    expected = torch.from_numpy(dequantize(blocks, Q.Q4_K).reshape(ROWS, WIDTH))
+    expected = torch.from_numpy(dequantize(blocks, qtype).reshape(ROWS, WIDTH))
     assert torch.equal(linear.dequantized(), expected)
+    ids = torch.tensor([[3, 36], [0, 8]])
+    assert torch.equal(GGUFEmbedding(linear)(ids), expected[ids])  # a tied head's embedding reads them
     x = _x(4, seed=8)
-    assert np.array_equal(linear(torch.from_numpy(x)).numpy(), reference(x, blocks, Q.Q4_K))
+    assert np.array_equal(linear(torch.from_numpy(x)).numpy(), reference(x, blocks, qtype))
 
 
 _PORTABLE_RUN = """
@@ -208,17 +220,17 @@ ops = torch.ops.codedraft_cpu
 out = {}
 for name, qtype, blocks, x in torch.load(sys.argv[1]):
     out[name] = ops.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
-    if name == "Q4_K":
+    if name in ("Q4_K", "Q6_K"):
         packed = ops.gguf_q8_repack(blocks, qtype)
         repacked = ops.gguf_q8_linear_repacked(x, packed, qtype, blocks.shape[0])
-        out["repacked"] = repacked.numpy().tobytes().hex()
+        out["repacked " + name] = repacked.numpy().tobytes().hex()
 print(json.dumps(out))
 """
 
 
 def test_the_portable_build_gives_the_same_numbers(tmp_path: Path) -> None:
     """Built without AVX2 (plain loops), the products are the same bits as this build's (VNNI or AVX2),
-    repacked Q4_K rows too."""
+    repacked Q4_K and Q6_K rows too."""
     x = torch.from_numpy(_x(9, seed=4))
     cases = [(q.name, int(q), torch.from_numpy(_blocks(q, seed=3)), x) for q in TYPES]
     torch.save(cases, tmp_path / "cases.pt")
@@ -231,4 +243,4 @@ def test_the_portable_build_gives_the_same_numbers(tmp_path: Path) -> None:
     for name, qtype, blocks, x in cases:
         here = torch.ops.codedraft_cpu.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
         assert portable[name] == here, name
-    assert portable["repacked"] == portable["Q4_K"]
+    assert portable["repacked Q4_K"] == portable["Q4_K"] and portable["repacked Q6_K"] == portable["Q6_K"]

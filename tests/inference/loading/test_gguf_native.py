@@ -14,7 +14,13 @@ from gguf import GGMLQuantizationType as Q
 
 from inference.config import SamplingParams, SpecMode
 from inference.engine.sequence import Request
-from inference.layers.gguf_linear import KERNEL_TYPES, ConcatenatedLinear, GGUFEmbedding, GGUFLinear
+from inference.layers.gguf_linear import (
+    KERNEL_TYPES,
+    REPACKED_TYPES,
+    ConcatenatedLinear,
+    GGUFEmbedding,
+    GGUFLinear,
+)
 from inference.layers.linear import Float16Linear, TransposedLinear
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from tests.fixtures.tiny_gguf import write_gguf
@@ -131,8 +137,9 @@ def _mapped_ranges(path: Path) -> list[tuple[int, int]]:
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux's /proc/self/maps")
 def test_matrices_stay_in_the_mapped_file(wide_llama: Path, tmp_path: Path) -> None:
-    """Nothing copied but the permuted q/k rows and the Q4_K matrices, which 8-bit activations read
-    repacked (only the repacked bytes kept): every other matrix's blocks lie in the file's mapping."""
+    """Nothing copied but the permuted q/k rows and the Q4_K and Q6_K matrices, which 8-bit activations
+    read repacked (only the repacked bytes kept): every other matrix's blocks lie in the file's
+    mapping."""
     write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types=Q4_K_M)
     served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
     ranges = _mapped_ranges(tmp_path / "model.gguf")
@@ -149,7 +156,7 @@ def test_matrices_stay_in_the_mapped_file(wide_llama: Path, tmp_path: Path) -> N
         start = linear.blocks.data_ptr()
         inside = any(low <= start and start + linear.blocks.numel() <= high for low, high in ranges)
         assert inside == (linear not in (q, k) and not linear.repacked)
-        assert linear.repacked == (linear.matrix.qtype == Q.Q4_K and linear is not served.model.lm_head)
+        assert linear.repacked == (linear.matrix.qtype in REPACKED_TYPES)
 
 
 def test_a_type_without_a_kernel_is_named_and_served_exactly(
