@@ -22,6 +22,7 @@ repacked bytes replace the file's (the same size for Q6_K, 2.8 % more for Q4_K; 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -69,10 +70,10 @@ class GGUFLinear(nn.Module):
     """y = x W^T + b with W a `BlockMatrix` read in place (a plain attribute, not a buffer: it is not
     the module's to save, and a decode step skips `nn.Module.__getattr__`).
 
-    With `int8_activations` and `repack`, a matrix in a `REPACKED_TYPES` type is repacked once here
-    and only the repacked bytes are kept (`blocks`, 1-D): the outputs are those of the file's blocks,
-    bit for bit, and `rows` reads them (a tied head's embedding). `repack=False` keeps the file's
-    blocks."""
+    With `int8_activations` and `repack`, a matrix in a `REPACKED_TYPES` type `will_repack`: `repack()`
+    (once, at load: `repack_in_background`) replaces the file's blocks by their repacked bytes
+    (`blocks`, 1-D), after which only those are kept. The outputs are the same bits either way, so a
+    layer may be repacked between two calls; `rows` reads either (a tied head's embedding)."""
 
     def __init__(
         self,
@@ -87,13 +88,10 @@ class GGUFLinear(nn.Module):
         load_cpu_kernels()
         self.qtype, self.columns = int(matrix.qtype), matrix.columns
         self.out_features, self.in_features = matrix.shape
-        self.repacked = int8_activations and repack and matrix.qtype in REPACKED_TYPES
-        # The file's blocks, kept only where they are what the products read.
-        self._file_matrix: BlockMatrix | None = None if self.repacked else matrix
-        if self.repacked:
-            self.blocks = torch.ops.codedraft_cpu.gguf_q8_repack(matrix.blocks, self.qtype)
-        else:
-            self.blocks = matrix.blocks
+        self.will_repack = int8_activations and repack and matrix.qtype in REPACKED_TYPES
+        # (repacked, blocks), replaced as one so that a call sees one form or the other.
+        self._form = (False, matrix.blocks)
+        self._file_matrix: BlockMatrix | None = matrix  # dropped once repacked
         self.bias = None if bias is None else nn.Parameter(bias.detach().float(), requires_grad=False)
         self.int8_activations = int8_activations
         self.product = torch.ops.codedraft_cpu.gguf_linear.default
@@ -101,13 +99,32 @@ class GGUFLinear(nn.Module):
         self.repacked_product = torch.ops.codedraft_cpu.gguf_q8_linear_repacked.default
 
     @property
+    def repacked(self) -> bool:
+        """Whether the products read the repacked bytes now."""
+        return self._form[0]
+
+    @property
+    def blocks(self) -> torch.Tensor:
+        """The bytes the products read: the file's blocks (rows, bytes a row), or repacked (1-D)."""
+        return self._form[1]
+
+    def repack(self) -> None:
+        """Repack the blocks if this layer `will_repack` and has not yet (idempotent)."""
+        matrix = self._file_matrix
+        if not self.will_repack or self.repacked or matrix is None:
+            return
+        self._form = (True, torch.ops.codedraft_cpu.gguf_q8_repack(matrix.blocks, self.qtype))
+        self._file_matrix = None
+
+    @property
     def matrix(self) -> BlockMatrix:
         """The weights as the file stores them (unpacked again, a copy, if this layer holds them repacked)."""
-        if self._file_matrix is not None:
-            return self._file_matrix
+        repacked, blocks = self._form
+        if not repacked:
+            return self._file_matrix or BlockMatrix(GGMLQuantizationType(self.qtype), blocks, self.columns)
         unpack = torch.ops.codedraft_cpu.gguf_q8_unpack
-        blocks = unpack(self.blocks, self.qtype, self.out_features, self.columns)
-        return BlockMatrix(GGMLQuantizationType(self.qtype), blocks, self.columns)
+        unpacked = unpack(blocks, self.qtype, self.out_features, self.columns)
+        return BlockMatrix(GGMLQuantizationType(self.qtype), unpacked, self.columns)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -116,10 +133,11 @@ class GGUFLinear(nn.Module):
 
     def rows(self, index: torch.Tensor) -> torch.Tensor:
         """The weight rows `index` (int64, any shape) as float32 (*index.shape, in): gguf's values."""
-        if self._file_matrix is not None:
-            return self._file_matrix.rows(index)
+        repacked, blocks = self._form
+        if not repacked:
+            return BlockMatrix(GGMLQuantizationType(self.qtype), blocks, self.columns).rows(index)
         flat = torch.ops.codedraft_cpu.gguf_dequantize_repacked(
-            self.blocks, index.reshape(-1), self.qtype, self.out_features, self.columns
+            blocks, index.reshape(-1), self.qtype, self.out_features, self.columns
         )
         return flat.view(*index.shape, self.columns)
 
@@ -129,12 +147,13 @@ class GGUFLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, in) -> (T, out)."""
-        if self.repacked:
-            out = self.repacked_product(x, self.blocks, self.qtype, self.out_features)
+        repacked, blocks = self._form
+        if repacked:
+            out = self.repacked_product(x, blocks, self.qtype, self.out_features)
         elif self.int8_activations:
-            out = self.int8_product(x, self.blocks, self.qtype)
+            out = self.int8_product(x, blocks, self.qtype)
         else:
-            out = self.product(x, self.blocks, self.qtype, FEW_ROWS)
+            out = self.product(x, blocks, self.qtype, FEW_ROWS)
         return out if self.bias is None else out + self.bias
 
 
@@ -166,3 +185,17 @@ class ConcatenatedLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x (T, in) -> (T, sum of the parts' out)."""
         return torch.cat([part(x) for part in self.parts], dim=-1)
+
+
+def repack_in_background(linears: list[GGUFLinear]) -> threading.Thread:
+    """Repack `linears` one after the other on a thread of their own, so that loading is not held up
+    (fresh memory costs about a second a GB to touch): their outputs do not change meanwhile. The
+    thread is not a daemon, so the process waits for it before exiting."""
+
+    def repack_all() -> None:
+        for linear in linears:
+            linear.repack()
+
+    thread = threading.Thread(target=repack_all, name="codedraft-repack")
+    thread.start()
+    return thread

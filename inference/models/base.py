@@ -7,6 +7,8 @@ module tree mirrors the Hugging Face checkpoints (`model.embed_tokens`, `model.l
 
 from __future__ import annotations
 
+import threading
+
 from collections.abc import Callable
 
 import torch
@@ -14,7 +16,7 @@ from torch import nn
 
 from inference.layers.attention import ALL_ROWS, KERNEL_MAX_TOKENS, Attention
 from inference.layers.cpu_kernels import KernelBuildError
-from inference.layers.gguf_linear import BlockMatrix, GGUFEmbedding, GGUFLinear
+from inference.layers.gguf_linear import BlockMatrix, GGUFEmbedding, GGUFLinear, repack_in_background
 from inference.layers.q8_0_embedding import Q8_0Embedding, exact_q8_0_head
 from inference.models.decoder_layer import DecoderLayer, FusedDecoderStep
 from inference.layers.paged_kv import AttentionMetadata, KVCache
@@ -78,12 +80,15 @@ class CausalLM(nn.Module):
             self.lm_head.weight = self.model.embed_tokens.weight
         # Counted once here (a tied head shares the embeddings): packing copies and repacks weights.
         self.parameter_count = sum(p.numel() for p in self.parameters())
+        # Repacking a GGUF file's blocks for 8-bit activations, where `place_blocks` started it.
+        self.repacking: threading.Thread | None = None
 
     def place_blocks(self, blocks: dict[str, BlockMatrix], int8_activations: bool = False) -> None:
         """Serve the weights `blocks` names (`<module>.weight`: a linear or the embeddings) from a GGUF
         file's own blocks: each such module becomes its block form, its bias kept; a tied output
         head reads the embeddings' blocks. Before `pack_weights`, which packs what is left.
-        int8_activations: the linears quantize x to 8 bits (the native_q8 form)."""
+        int8_activations: the linears quantize x to 8 bits (the native_q8 form); those whose blocks
+        repack are repacked on a thread started here (`repacking`), their outputs the same meanwhile."""
         for name, matrix in blocks.items():
             path, _, leaf = name.rpartition(".")
             parent_path, _, attribute = path.rpartition(".")
@@ -101,8 +106,10 @@ class CausalLM(nn.Module):
         if self.config.tie_word_embeddings and embeddings is not None:
             head = GGUFLinear(embeddings, int8_activations=int8_activations)
             self.lm_head = head  # type: ignore[assignment]
-            if head.repacked:  # only the repacked bytes are kept: the embedding reads them
+            if head.will_repack:  # only the repacked bytes will be kept: the embedding reads the head's
                 setattr(self.model, "embed_tokens", GGUFEmbedding(head))  # noqa: B010
+        pending = [m for m in self.modules() if isinstance(m, GGUFLinear) and m.will_repack]
+        self.repacking = repack_in_background(pending) if pending else None
 
     def pack_weights(self, weights: str) -> None:
         """Store the projections for CPU inference in `weights` form (see `inference.layers.linear`):

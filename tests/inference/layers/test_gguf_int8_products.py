@@ -200,16 +200,20 @@ def test_a_linear_with_8_bit_activations_keeps_only_its_repacked_blocks(qtype: Q
     blocks = _blocks(qtype, seed=6)
     matrix = BlockMatrix(qtype, torch.from_numpy(blocks), WIDTH)
     linear = GGUFLinear(matrix, int8_activations=True)
+    x = _x(4, seed=8)
+    before = linear(torch.from_numpy(x))
+    assert linear.will_repack and not linear.repacked and linear.matrix is matrix
+    linear.repack()
     assert linear.repacked and linear.blocks.dim() == 1
-    assert not GGUFLinear(matrix, int8_activations=True, repack=False).repacked
-    assert not GGUFLinear(matrix).repacked  # float32 activations read the file's blocks
+    assert not GGUFLinear(matrix, int8_activations=True, repack=False).will_repack
+    assert not GGUFLinear(matrix).will_repack  # float32 activations read the file's blocks
     assert torch.equal(linear.matrix.blocks, matrix.blocks)
     expected = torch.from_numpy(dequantize(blocks, qtype).reshape(ROWS, WIDTH))
     assert torch.equal(linear.dequantized(), expected)
     ids = torch.tensor([[3, 36], [0, 8]])
     assert torch.equal(GGUFEmbedding(linear)(ids), expected[ids])  # a tied head's embedding reads them
-    x = _x(4, seed=8)
     assert np.array_equal(linear(torch.from_numpy(x)).numpy(), reference(x, blocks, qtype))
+    assert torch.equal(linear(torch.from_numpy(x)), before)
 
 
 _PORTABLE_RUN = """

@@ -14,6 +14,7 @@ from gguf import GGMLQuantizationType as Q
 
 from inference.config import SamplingParams, SpecMode
 from inference.engine.sequence import Request
+from inference.layers import gguf_linear
 from inference.layers.gguf_linear import (
     KERNEL_TYPES,
     REPACKED_TYPES,
@@ -125,6 +126,28 @@ def test_cache_hit_and_speculation_are_exact_on_a_k_quant_file(
     assert_cache_hit_and_speculation_exact(load_model(tmp_path / "model.gguf", device="cpu", weights=form))
 
 
+def test_repacked_blocks_give_the_logits_of_the_files_blocks_bit_for_bit(
+    wide_llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """native_q8 on a file mixing types as Q4_K_M does, its Q4_K and Q6_K matrices repacked (the
+    tied head too, in Q6_K, its embedding reading the repacked bytes), against the same file read in
+    place: the same logits to the bit, and the same greedy tokens."""
+    write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types={**Q4_K_M, "embed_tokens": Q.Q6_K})
+    repacked = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
+    assert repacked.model.repacking is not None
+    repacked.model.repacking.join()
+    with monkeypatch.context() as patch:
+        patch.setattr(gguf_linear, "REPACKED_TYPES", frozenset())
+        in_place = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
+    assert in_place.model.repacking is None
+    linears = [m for m in repacked.model.modules() if isinstance(m, GGUFLinear)]
+    assert {m.matrix.qtype for m in linears if m.repacked} == {Q.Q4_K, Q.Q6_K}
+    assert repacked.model.lm_head.repacked
+    assert isinstance(repacked.model.model.embed_tokens, GGUFEmbedding)
+    ids = repacked.tokenizer.encode(LONG_PROMPT)
+    assert torch.equal(paged_logits(repacked, ids), paged_logits(in_place, ids))
+
+
 def _mapped_ranges(path: Path) -> list[tuple[int, int]]:
     """The address ranges where this process maps `path` (Linux's /proc/self/maps)."""
     ranges = []
@@ -142,6 +165,8 @@ def test_matrices_stay_in_the_mapped_file(wide_llama: Path, tmp_path: Path) -> N
     mapping."""
     write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types=Q4_K_M)
     served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
+    assert served.model.repacking is not None
+    served.model.repacking.join()
     ranges = _mapped_ranges(tmp_path / "model.gguf")
     layer = served.model.model.layers[0]
     q, k, v = layer.self_attn.qkv_proj.parts
