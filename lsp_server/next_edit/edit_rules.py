@@ -38,6 +38,7 @@ from lsp_server.next_edit.edit_pattern import (
     fixed_words,
     generalize,
     line_indent,
+    reindented,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
@@ -106,7 +107,9 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     """The rule two examples agree on (their patterns anti-unified, their replacements the same once
     what differs between the examples is a hole in both), counting both examples; None when their
     replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
-    test_b():`` both given ``-> None``) becomes a hole, in the replacement too."""
+    test_b():`` both given ``-> None``) becomes a hole, in the replacement too. The examples' lines
+    may be indented differently (a function and a method): the replacements are compared as if
+    written at the first one's indentation, which the rule keeps."""
     if (first.callee, first.calls, first.role, first.run) != (
         second.callee,
         second.calls,
@@ -125,7 +128,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
             if isinstance(part, Leaf) and _is_name_text(part.text):
                 words[side][part.text] = number
     one = _renumbered(first.after, holes[0], words[0])
-    two = _renumbered(second.after, holes[1], words[1])
+    two = _renumbered(reindented(second.after, second.indent, first.indent), holes[1], words[1])
     if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
         return None
     trails = common_shape(first.trails, second.trails)
