@@ -29,7 +29,9 @@ class EditRule:
     not rewritten in the example's layout (None: not checked).
     ``run``: ``before`` is a list whose children are a run of another list's children, not all of them
     (``sibling_runs.py``).
-    ``examples``: edits that agree on this rule (two raise confidence)."""
+    ``examples``: edits that agree on this rule (two raise confidence).
+    ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
+    shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
 
     before: Pattern
     after: Template
@@ -44,6 +46,7 @@ class EditRule:
     run: bool = False
     breaks: int | None = None
     examples: int = 1
+    result: Pattern | None = None
 
     @property
     def key(self) -> tuple[object, ...]:

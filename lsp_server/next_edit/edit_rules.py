@@ -48,6 +48,7 @@ from lsp_server.next_edit.rule_parts import (
     hole_texts,
     kept_below,
     pattern_of,
+    result_of,
     template_of,
 )
 from lsp_server.next_edit.sibling_runs import run_rule
@@ -135,8 +136,18 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     breaks = first.breaks if first.breaks == second.breaks else None
     annotates = first.annotates if first.annotates == second.annotates else None
     examples = first.examples + second.examples
+    result = None
+    if first.result is not None and second.result is not None:
+        result = generalize(first.result, second.result, {})
     return replace(
-        first, before=pattern, after=one, trails=trails, breaks=breaks, annotates=annotates, examples=examples
+        first,
+        before=pattern,
+        after=one,
+        trails=trails,
+        breaks=breaks,
+        annotates=annotates,
+        examples=examples,
+        result=result,
     )
 
 
@@ -229,6 +240,7 @@ def _rule_of(
         role=role_of(old),
         reshapes=old.type != new.type,
         breaks=breaks,
+        result=result_of(new, numbers),
     )
 
 

@@ -35,6 +35,17 @@ def pattern_of(
     return Branch(node.type, tuple(pattern_of(child, fixed, kept, numbers) for child in node.children))
 
 
+def result_of(node: tree_sitter.Node, numbers: dict[bytes, int]) -> Pattern:
+    """The new text's ``node`` as a pattern: what it kept (the texts ``numbers`` holds) holes, the rest
+    as it is."""
+    number = numbers.get(node.text or b"") if node.is_named and not is_name(node) else None
+    if number is not None:
+        return Hole(number)
+    if node.child_count == 0 or _has_loose_text(node):
+        return Leaf(node.type, node.text or b"")
+    return Branch(node.type, tuple(result_of(child, numbers) for child in node.children))
+
+
 def _has_loose_text(node: tree_sitter.Node) -> bool:
     """Whether ``node`` holds text outside its children (a string's characters between its escape
     sequences): the pattern then keeps its whole text, not only its children."""

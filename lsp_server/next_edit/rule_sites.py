@@ -127,7 +127,9 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
                 if not _laid_out_alike(rule, source[at:last], holes):
                     return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
-                return Site(at, last, source[at:last], new) if new != source[at:last] else None
+                if _already_rewritten(source, at, last, new):
+                    return None
+                return Site(at, last, source[at:last], new)
         elif (root_type is None or node.type == root_type) and _in_context(rule, node):
             bound: dict[int, bytes] = {}
             if (
@@ -137,12 +139,27 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
             ):
                 if rule.deletes is not None:
                     return _deletion_site(rule, tree, source, node)
-                old = node.text or b""
+                if rule.result is not None and match(rule.result, node, {}):
+                    return None  # rewritten before: the rule would apply a second time
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
-                if new != old:
-                    return Site(node.start_byte, node.end_byte, old, new)
+                if not _already_rewritten(source, node.start_byte, node.end_byte, new):
+                    return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)
         node = node.parent
     return None
+
+
+def _already_rewritten(source: bytes, start: int, end: int, new: bytes) -> bool:
+    """Whether the site ``start``..``end`` already reads as the rule's result: its text is ``new``, or
+    ``new`` already stands around it (``x`` inside ``list(x)`` for ``x`` -> ``list(x)``)."""
+    old = source[start:end]
+    if new == old:
+        return True
+    at = new.find(old)
+    while at >= 0:
+        if source[start - at : start - at + len(new)] == new:
+            return True
+        at = new.find(old, at + 1)
+    return False
 
 
 def _laid_out_alike(rule: EditRule, text: bytes | None, bound: dict[int, bytes]) -> bool:

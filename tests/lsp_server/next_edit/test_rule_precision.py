@@ -1,7 +1,7 @@
 """Rules that stay quiet where a site only looks like the example (found by replaying held-out
 histories, ``bench/next_edit``): a comment added, a deleted comment after other code, a keyword
 argument's name, an operator alone, an attribute written rather than read; and a replacement over
-lines indented as its site is."""
+lines indented as its site is; and no site rewritten twice."""
 
 from __future__ import annotations
 
@@ -103,3 +103,15 @@ def test_two_examples_annotating_different_names_change_the_type_wherever_it_ann
         ("Optional[bytes]", "bytes | None"),
         ("Optional[int]", "int | None"),
     ]
+
+
+def test_a_site_that_already_reads_as_the_result_is_not_rewritten_again() -> None:
+    before = "a = sorted(x)\nb = sorted(y)\nc = sorted(list(z))\n"
+    after = before.replace("sorted(x)", "sorted(list(x))", 1)
+    assert _sites("python", before, after) == [("sorted(y)", "sorted(list(y))")]  # not list(list(z))
+
+
+def test_a_site_the_result_already_stands_around_is_left_alone() -> None:
+    before = "x = d.keys()\ny = e.keys()\nz = list(f.keys())\n"
+    after = before.replace("d.keys()", "list(d.keys())", 1)
+    assert _sites("python", before, after) == [("e.keys()", "list(e.keys())")]  # not list(list(f.keys()))
