@@ -57,3 +57,23 @@ def test_a_site_laid_out_on_other_lines_than_the_example_is_not_re_flowed() -> N
     assert _sites("python", before, after) == [
         ("(\n    lang: str = Argument(None)\n)", "(\n    lang: str = Argument(None),\n)")
     ]
+
+
+def test_an_item_kept_beside_the_run_matches_only_an_item_of_its_kind() -> None:
+    before = (
+        't1 = Table("a", m, Column("x", Integer), CheckConstraint("x > 0"), schema=s)\n'
+        't2 = Table("b", m, Column("x", Integer), Column("y", Integer), schema=s)\n'
+        't3 = Table("c", m, Column("x", Integer), schema=s, quote=True)\n'
+        't4 = Table("d", m, Column("x", Integer), CheckConstraint("x < 0"), schema=s)\n'
+    )
+    after = before.replace(
+        'Column("x", Integer), CheckConstraint("x > 0")',
+        '*col_and_check("x", Integer, CheckConstraint("x > 0"))',
+        1,
+    )
+    assert _sites("python", before, after) == [
+        (
+            'm, Column("x", Integer), CheckConstraint("x < 0"),',
+            'm, *col_and_check("x", Integer, CheckConstraint("x < 0")),',
+        )
+    ]  # not where a Column or a keyword argument follows
