@@ -34,6 +34,7 @@ from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
+from lsp_server.next_edit.symbol_scope import defined_where
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -121,7 +122,7 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
         if node is None:
             return None
         if rule.run and node.type == root_type:
-            found = run_at(rule, node, start)
+            found = run_at(rule, node, start) if _defined_alike(rule, node) else None
             if found is not None:
                 at, last, holes = found
                 if not _laid_out_alike(rule, source[at:last], holes):
@@ -193,4 +194,12 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
             return False
     if rule.annotates is not None and annotated_name(node) != rule.annotates:
         return False
-    return role_of(node) == rule.role
+    return role_of(node) == rule.role and _defined_alike(rule, node)
+
+
+def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is no part of a function named as an example's but defined elsewhere."""
+    if not rule.defines:
+        return True
+    where = defined_where(node)
+    return where is None or all(where[0] != name or where == (name, scope) for name, scope in rule.defines)

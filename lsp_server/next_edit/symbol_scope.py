@@ -178,3 +178,41 @@ def _is_class_member_definition(node: tree_sitter.Node) -> bool:
         container = container.parent
     owner = container.parent if container is not None else None
     return owner is not None and "class" in owner.type
+
+
+def defined_where(node: tree_sitter.Node) -> tuple[bytes, bytes] | None:
+    """For a function's definition, its parameter list or one of its parameters: the function's name
+    and the scope it is defined in (the names of the classes and functions around it, joined by
+    dots; empty at module level). None for any other node."""
+    function = _function_of(node)
+    name = function.child_by_field_name("name") if function is not None else None
+    if function is None or name is None or not name.text:
+        return None
+    scope: list[bytes] = []
+    at = function.parent
+    while at is not None:
+        named = at.child_by_field_name("name")
+        if named is not None and named.text and (is_function(at) or "class" in at.type):
+            scope.append(named.text)
+        at = at.parent
+    return name.text, b".".join(reversed(scope))
+
+
+def _function_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The function ``node`` defines, or whose parameter list (or a parameter of it) ``node`` is."""
+    for _ in range(3):
+        if is_function(node):
+            return node
+        parent = node.parent
+        if parent is None:
+            return None
+        if parent.child_by_field_name("parameters") != node and not _is_parameter_list(parent):
+            return None
+        node = parent
+    return None
+
+
+def _is_parameter_list(node: tree_sitter.Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.child_by_field_name("parameters") == node
+

@@ -1,7 +1,8 @@
 """Rules that stay quiet where a site only looks like the example (found by replaying held-out
 histories, ``bench/next_edit``): a comment added, a deleted comment after other code, a keyword
 argument's name, an operator alone, an attribute written rather than read; and a replacement over
-lines indented as its site is; and no site rewritten twice."""
+lines indented as its site is; no site rewritten twice; a function of the example's name defined
+elsewhere."""
 
 from __future__ import annotations
 
@@ -115,3 +116,25 @@ def test_a_site_the_result_already_stands_around_is_left_alone() -> None:
     before = "x = d.keys()\ny = e.keys()\nz = list(f.keys())\n"
     after = before.replace("d.keys()", "list(d.keys())", 1)
     assert _sites("python", before, after) == [("e.keys()", "list(e.keys())")]  # not list(list(f.keys()))
+
+
+def test_a_parameter_added_to_a_method_is_not_added_to_a_function_of_its_name_elsewhere() -> None:
+    before = (
+        "def test_spec(pm):\n    class HookSpec:\n        def he_myhook1(arg1) -> None:\n            pass\n\n"
+        "        def he_myhook2(arg1) -> None:\n            pass\n\n"
+        "        def he_myhook3(arg1) -> None:\n            pass\n\n\n"
+        "def test_impl():\n    def he_myhook1(arg1) -> None:\n        pass\n"
+    )
+    once = before.replace("he_myhook1(arg1)", "he_myhook1(self, arg1)", 1)
+    assert _sites("python", before, once) == []  # test_impl's he_myhook1 is another function
+    twice = once.replace("he_myhook2(arg1)", "he_myhook2(self, arg1)", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        (
+            "def he_myhook3(arg1) -> None:\n            pass",
+            "def he_myhook3(self, arg1) -> None:\n            pass",
+        )
+    ]  # not test_impl's he_myhook1
