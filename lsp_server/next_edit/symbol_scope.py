@@ -215,4 +215,3 @@ def _function_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
 def _is_parameter_list(node: tree_sitter.Node) -> bool:
     parent = node.parent
     return parent is not None and parent.child_by_field_name("parameters") == node
-
