@@ -18,8 +18,9 @@ class EditRule:
     ``annotates``: the example lay in the type annotation of this name (a parameter, a variable, a
     function's return): the sites must lie in an annotation of the same name.
     ``defines``: per example that lay in a function's definition or its parameters, that function's
-    name and the scope it is defined in (``symbol_scope.defined_where``); a function of one of these
-    names defined in another scope (another class, the module) is another function, not a site.
+    name, the scope it is defined in and the scope's kind (``symbol_scope.defined_where``); a
+    function of one of these names defined in another scope (another class, the module) is another
+    function, not a site, and where the examples' scopes are of one kind (methods), so are the sites'.
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
@@ -41,7 +42,7 @@ class EditRule:
     callee: bytes | None = None
     calls: bytes | None = None
     annotates: bytes | None = None
-    defines: tuple[tuple[bytes, bytes], ...] = ()
+    defines: tuple[tuple[bytes, bytes, str], ...] = ()
     role: str | None = None
     reshapes: bool = False
     deletes: str | None = None

@@ -198,8 +198,16 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
 
 
 def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:
-    """Whether ``node`` is no part of a function named as an example's but defined elsewhere."""
+    """Whether ``node`` is no part of a function named as an example's but defined elsewhere, and, if
+    the examples' functions were all defined in scopes of one kind (methods, nested functions,
+    module-level functions), part of a function defined in a scope of that kind."""
     if not rule.defines:
         return True
     where = defined_where(node)
-    return where is None or all(where[0] != name or where == (name, scope) for name, scope in rule.defines)
+    if where is None:
+        return True
+    name, scope, kind = where
+    if any(name == other and scope != other_scope for other, other_scope, _ in rule.defines):
+        return False
+    kinds = {other_kind for _, _, other_kind in rule.defines}
+    return len(kinds) > 1 or kind in kinds

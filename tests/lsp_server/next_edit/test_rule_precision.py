@@ -118,12 +118,13 @@ def test_a_site_the_result_already_stands_around_is_left_alone() -> None:
     assert _sites("python", before, after) == [("e.keys()", "list(e.keys())")]  # not list(list(f.keys()))
 
 
-def test_a_parameter_added_to_a_method_is_not_added_to_a_function_of_its_name_elsewhere() -> None:
+def test_a_parameter_added_to_methods_is_not_added_to_functions_defined_elsewhere() -> None:
     before = (
         "def test_spec(pm):\n    class HookSpec:\n        def he_myhook1(arg1) -> None:\n            pass\n\n"
         "        def he_myhook2(arg1) -> None:\n            pass\n\n"
         "        def he_myhook3(arg1) -> None:\n            pass\n\n\n"
-        "def test_impl():\n    def he_myhook1(arg1) -> None:\n        pass\n"
+        "def test_impl():\n    def he_myhook1(arg1) -> None:\n        pass\n\n\n"
+        "def he_other(arg1) -> None:\n    pass\n"
     )
     once = before.replace("he_myhook1(arg1)", "he_myhook1(self, arg1)", 1)
     assert _sites("python", before, once) == []  # test_impl's he_myhook1 is another function
@@ -137,4 +138,4 @@ def test_a_parameter_added_to_a_method_is_not_added_to_a_function_of_its_name_el
             "def he_myhook3(arg1) -> None:\n            pass",
             "def he_myhook3(self, arg1) -> None:\n            pass",
         )
-    ]  # not test_impl's he_myhook1
+    ]  # not test_impl's he_myhook1, nor he_other: both examples were methods
