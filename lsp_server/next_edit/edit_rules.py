@@ -53,7 +53,7 @@ from lsp_server.next_edit.rule_parts import (
     result_of,
     template_of,
 )
-from lsp_server.next_edit.sibling_runs import run_rule
+from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
 from lsp_server.next_edit.symbol_scope import defined_where
 
 if TYPE_CHECKING:
@@ -86,8 +86,10 @@ def learn(
         if pair is None:
             return None
         old, new = pair
-        if old.type in CONTAINERS or old.end_byte - old.start_byte > MAX_NODE_BYTES:
+        if old.type in CONTAINERS:
             return None
+        if old.end_byte - old.start_byte > MAX_NODE_BYTES and old.type not in RUN_LISTS:
+            return None  # a long list of items may still make a run rule (bounded there)
         if old.has_error or new.has_error or old.type == "ERROR":
             return None  # mid-typing, or the change is inside broken code
         awaited = await_rule(old, new)

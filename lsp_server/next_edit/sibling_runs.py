@@ -9,13 +9,15 @@ built as a node's are (``rule_parts.py``), names and keywords staying, except th
 whole is a hole of its kind only (a call of the same name, a keyword argument of the same keyword, a
 leaf of the same type), never any item. A site is a window of another list's children matching the
 run, where the list lies as the example's did (the arguments of a call of the same name, or any
-function's parameters).
+function's parameters). A list of any length makes a run rule (a signature of thirty parameters);
+the run itself is bounded by ``MAX_NODE_BYTES``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lsp_server.next_edit.derived_rules import MAX_NODE_BYTES
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Pattern, fixed_words, match
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import CALLS, callee_name
@@ -54,6 +56,8 @@ def run_rule(
         return None
     first, last = max(touched[0] - 1, 0), min(touched[-1] + 1, len(children) - 1)
     run = children[first : last + 1]
+    if run[-1].end_byte - run[0].start_byte > MAX_NODE_BYTES:
+        return None
     delta = new_end - span[1]
     run_start, run_end = run[0].start_byte, run[-1].end_byte + delta
     new_run = [child for child in new.children if child.start_byte >= run_start and child.end_byte <= run_end]

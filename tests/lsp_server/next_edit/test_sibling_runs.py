@@ -77,3 +77,21 @@ def test_an_item_kept_beside_the_run_matches_only_an_item_of_its_kind() -> None:
             'm, *col_and_check("x", Integer, CheckConstraint("x < 0")),',
         )
     ]  # not where a Column or a keyword argument follows
+
+
+def test_a_parameter_inserted_in_a_long_signature_repeats_in_the_other_long_signatures() -> None:
+    filler = "".join(
+        f"    option_{i}: Annotated[int, Doc('the option number {i}')] = {i},\n" for i in range(30)
+    )
+    signature = f"(\n{filler}    example: Any = None,\n    deprecated: bool = False,\n)"
+    before = f"def query{signature}:\n    pass\n\n\ndef header{signature}:\n    pass\n"
+    after = before.replace(
+        "    example: Any = None,\n", "    example: Any = None,\n    openapi: dict | None = None,\n", 1
+    )
+    assert len(signature) > 1_500
+    assert _sites("python", before, after) == [
+        (
+            "example: Any = None,\n    deprecated: bool = False,",
+            "example: Any = None,\n    openapi: dict | None = None,\n    deprecated: bool = False,",
+        )
+    ]
