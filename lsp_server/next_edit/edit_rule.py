@@ -17,10 +17,10 @@ class EditRule:
     ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
     ``annotates``: the example lay in the type annotation of this name (a parameter, a variable, a
     function's return): the sites must lie in an annotation of the same name.
-    ``defines``: per example that lay in a function's definition or its parameters, that function's
-    name, the scope it is defined in and the scope's kind (``symbol_scope.defined_where``); a
-    function of one of these names defined in another scope (another class, the module) is another
-    function, not a site, and where the examples' scopes are of one kind (methods), so are the sites'.
+    ``defines``: per example that lay in a function's definition or its parameters, the kind of scope
+    that function is defined in (``symbol_scope.definition_scope``: a method, a nested function, a
+    module's function); where they are of one kind, a site in a definition is too (a parameter added
+    to a method is not added to a nested function of the same name).
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
@@ -42,7 +42,7 @@ class EditRule:
     callee: bytes | None = None
     calls: bytes | None = None
     annotates: bytes | None = None
-    defines: tuple[tuple[bytes, bytes, str], ...] = ()
+    defines: tuple[str, ...] = ()
     role: str | None = None
     reshapes: bool = False
     deletes: str | None = None

@@ -10,9 +10,9 @@ keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url,
 gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
 the call's name, so a keyword renamed for one function is not renamed for another; one in a type
 annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
-``name``) until a second example annotates another; one in a function's definition remembers where
-the function is defined (a parameter added to a method is not added to a function of the same name
-elsewhere). Deleting a whole node, or making a function
+``name``) until a second example annotates another; one in a function's definition remembers the
+kind of scope the function is defined in (a parameter added to a method is not added to a nested
+function of the same name). Deleting a whole node, or making a function
 ``async``, makes the rules of ``derived_rules.py``; an edit across the items of an argument or
 parameter list makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes
 none (``comment_edits.py``). A replacement that spans lines is indented at each site as the site's
@@ -54,7 +54,7 @@ from lsp_server.next_edit.rule_parts import (
     template_of,
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
-from lsp_server.next_edit.symbol_scope import defined_where
+from lsp_server.next_edit.symbol_scope import definition_scope
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -102,8 +102,8 @@ def learn(
         if rule is not None:
             if _half_typed(rule, after, at, end):
                 return None
-            where = defined_where(old)
-            defines = () if where is None else (where,)
+            scope = definition_scope(old)
+            defines = () if scope is None else (scope,)
             return Learned(replace(rule, indent=line_indent(after, at), defines=defines), at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)

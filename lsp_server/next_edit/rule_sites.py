@@ -34,7 +34,7 @@ from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
-from lsp_server.next_edit.symbol_scope import defined_where
+from lsp_server.next_edit.symbol_scope import definition_scope
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -198,16 +198,9 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
 
 
 def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:
-    """Whether ``node`` is no part of a function named as an example's but defined elsewhere, and, if
-    the examples' functions were all defined in scopes of one kind (methods, nested functions,
-    module-level functions), part of a function defined in a scope of that kind."""
-    if not rule.defines:
+    """Whether ``node``, if part of a function's definition, is part of a function defined in a scope
+    of the kind the examples' functions were (a method for methods), unless they were of several."""
+    if len(set(rule.defines)) != 1:
         return True
-    where = defined_where(node)
-    if where is None:
-        return True
-    name, scope, kind = where
-    if any(name == other and scope != other_scope for other, other_scope, _ in rule.defines):
-        return False
-    kinds = {other_kind for _, _, other_kind in rule.defines}
-    return len(kinds) > 1 or kind in kinds
+    scope = definition_scope(node)
+    return scope is None or scope == rule.defines[0]

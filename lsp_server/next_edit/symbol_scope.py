@@ -180,26 +180,19 @@ def _is_class_member_definition(node: tree_sitter.Node) -> bool:
     return owner is not None and "class" in owner.type
 
 
-def defined_where(node: tree_sitter.Node) -> tuple[bytes, bytes, str] | None:
-    """For a function's definition, its parameter list or one of its parameters: the function's name,
-    the scope it is defined in (the names of the classes and functions around it, joined by dots;
-    empty at module level) and that scope's kind ("class" for a method, "function" for a nested
-    function, "module"). None for any other node."""
+def definition_scope(node: tree_sitter.Node) -> str | None:
+    """For a function's definition, its parameter list or one of its parameters: the kind of scope the
+    function is defined in, "class" (a method), "function" (a nested function) or "module". None for
+    any other node."""
     function = _function_of(node)
-    name = function.child_by_field_name("name") if function is not None else None
-    if function is None or name is None or not name.text:
+    if function is None:
         return None
-    scope: list[bytes] = []
-    kind = "module"
     at = function.parent
     while at is not None:
-        named = at.child_by_field_name("name")
-        if named is not None and named.text and (is_function(at) or "class" in at.type):
-            if not scope:
-                kind = "function" if is_function(at) else "class"
-            scope.append(named.text)
+        if at.child_by_field_name("name") is not None and (is_function(at) or "class" in at.type):
+            return "function" if is_function(at) else "class"
         at = at.parent
-    return name.text, b".".join(reversed(scope)), kind
+    return "module"
 
 
 def _function_of(node: tree_sitter.Node) -> tree_sitter.Node | None:

@@ -139,3 +139,12 @@ def test_a_parameter_added_to_methods_is_not_added_to_functions_defined_elsewher
             "def he_myhook3(self, arg1) -> None:\n            pass",
         )
     ]  # not test_impl's he_myhook1, nor he_other: both examples were methods
+
+
+def test_a_change_to_a_method_repeats_at_the_method_of_its_name_in_another_class() -> None:
+    method = "    def __init__(self):\n        pass\n"
+    before = f"class A:\n{method}\n\nclass B:\n{method}"
+    after = before.replace("__init__(self):", "__init__(self) -> None:", 1)
+    assert _sites("python", before, after) == [
+        ("def __init__(self):\n        pass", "def __init__(self) -> None:\n        pass")
+    ]
