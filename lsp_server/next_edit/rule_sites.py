@@ -13,6 +13,7 @@ operator alone (``a in b``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from lsp_server.next_edit.edit_pattern import (
     Branch,
     Hole,
     Leaf,
+    fixed_words,
     is_word,
     line_indent,
     match,
@@ -34,7 +36,7 @@ from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
-from lsp_server.next_edit.symbol_scope import definition_scope
+from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -128,7 +130,7 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
                 if not _laid_out_alike(rule, source[at:last], holes):
                     return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
-                if _already_rewritten(source, at, last, new):
+                if _writes_a_parameter_it_has(rule, node) or _already_rewritten(source, at, last, new):
                     return None
                 return Site(at, last, source[at:last], new)
         elif (root_type is None or node.type == root_type) and _in_context(rule, node):
@@ -142,6 +144,8 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
                     return _deletion_site(rule, tree, source, node)
                 if rule.result is not None and match(rule.result, node, {}):
                     return None  # rewritten before: the rule would apply a second time
+                if _writes_a_parameter_it_has(rule, node):
+                    return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
                     return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)
@@ -195,6 +199,18 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
     if rule.annotates is not None and annotated_name(node) != rule.annotates:
         return False
     return role_of(node) == rule.role and _defined_alike(rule, node)
+
+
+def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node) -> bool:
+    """Whether a rule from a definition writes a name that is already one of the parameters of the
+    function at ``node`` (``self`` added to ``def f(arg)`` is not added to ``def g(self)``)."""
+    if not rule.defines:
+        return False
+    fixed = set(fixed_words(rule.before))
+    written = {
+        word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"[A-Za-z_]\w*", part)
+    }
+    return bool((written - fixed) & parameter_names(node))
 
 
 def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:

@@ -195,6 +195,21 @@ def definition_scope(node: tree_sitter.Node) -> str | None:
     return "module"
 
 
+def parameter_names(node: tree_sitter.Node) -> set[bytes]:
+    """The names bound by the parameters of the function ``node`` defines (or whose parameter list, or
+    a parameter of it, ``node`` is); empty for any other node."""
+    function = _function_of(node)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    names: set[bytes] = set()
+    stack = [parameters] if parameters is not None else []
+    while stack:
+        at = stack.pop()
+        if is_identifier(at) and at.text and is_parameter_name(at):
+            names.add(at.text)
+        stack.extend(child for child in at.children if not is_function(child))
+    return names
+
+
 def _function_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
     """The function ``node`` defines, or whose parameter list (or a parameter of it) ``node`` is."""
     for _ in range(3):

@@ -148,3 +148,14 @@ def test_a_change_to_a_method_repeats_at_the_method_of_its_name_in_another_class
     assert _sites("python", before, after) == [
         ("def __init__(self):\n        pass", "def __init__(self) -> None:\n        pass")
     ]
+
+
+def test_a_parameter_is_not_added_to_a_function_that_has_it() -> None:
+    before = "class A:\n" + "".join(f"    def {f}:\n        pass\n\n" for f in ("f(arg)", "g(self)", "h(x)"))
+    once = before.replace("f(arg)", "f(self, arg)", 1)
+    twice = once.replace("h(x)", "h(self, x)", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == []  # not def g(self, self)
