@@ -1,5 +1,8 @@
 """Where a learned rule applies in one syntax tree: the nodes of the rule's shape, nearest the example
-first, never the example itself, with the text each becomes.
+first, never the example itself, with the text each becomes. Never a site that already reads as the
+rule's result (the result standing there or around it, or the result's shape: a second application),
+and, for a rule from a function's definition, never a function in a scope of another kind than the
+examples' or one that has the parameter the rule writes.
 
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
