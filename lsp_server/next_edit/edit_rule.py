@@ -17,10 +17,11 @@ class EditRule:
     ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
     ``annotates``: the example lay in the type annotation of this name (a parameter, a variable, a
     function's return): the sites must lie in an annotation of the same name.
-    ``defines``: per example that lay in a function's definition or its parameters, the kind of scope
-    that function is defined in (``symbol_scope.definition_scope``: a method, a nested function, a
-    module's function); where they are of one kind, a site in a definition is too (a parameter added
-    to a method is not added to a nested function of the same name).
+    ``defines``: per example whose node was a whole function definition, the kind of scope the
+    function is defined in (``symbol_scope.definition_scope``: a method, a nested function, a
+    module's function); where they are of one kind, so is a site's (a parameter added to a method is
+    not added to a nested function of the same name). A run of parameters (``sibling_runs.py``) is
+    told by its neighbours instead.
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).

@@ -10,9 +10,9 @@ keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url,
 gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
 the call's name, so a keyword renamed for one function is not renamed for another; one in a type
 annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
-``name``) until a second example annotates another; one in a function's definition remembers the
-kind of scope the function is defined in (a parameter added to a method is not added to a nested
-function of the same name). Deleting a whole node, or making a function
+``name``) until a second example annotates another; a rule of a whole function definition remembers
+the kind of scope the function is defined in (a parameter added to a method is not added to a
+nested function of the same name). Deleting a whole node, or making a function
 ``async``, makes the rules of ``derived_rules.py``; an edit across the items of an argument or
 parameter list makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes
 none (``comment_edits.py``). A replacement that spans lines is indented at each site as the site's
@@ -249,7 +249,7 @@ def _rule_of(
         role=role_of(old),
         reshapes=old.type != new.type,
         breaks=breaks,
-        result=result_of(new, numbers),
+        result=result_of(new, numbers, pattern),
     )
 
 

@@ -133,7 +133,9 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
                 if not _laid_out_alike(rule, source[at:last], holes):
                     return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
-                if _writes_a_parameter_it_has(rule, node) or _already_rewritten(source, at, last, new):
+                if _writes_a_parameter_it_has(rule, node, at, last) or _already_rewritten(
+                    source, at, last, new
+                ):
                     return None
                 return Site(at, last, source[at:last], new)
         elif (root_type is None or node.type == root_type) and _in_context(rule, node):
@@ -147,7 +149,7 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
                     return _deletion_site(rule, tree, source, node)
                 if rule.result is not None and match(rule.result, node, {}):
                     return None  # rewritten before: the rule would apply a second time
-                if _writes_a_parameter_it_has(rule, node):
+                if _writes_a_parameter_it_has(rule, node, node.start_byte, node.end_byte):
                     return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
@@ -204,16 +206,18 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
     return role_of(node) == rule.role and _defined_alike(rule, node)
 
 
-def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node) -> bool:
-    """Whether a rule from a definition writes a name that is already one of the parameters of the
-    function at ``node`` (``self`` added to ``def f(arg)`` is not added to ``def g(self)``)."""
+def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node, start: int, end: int) -> bool:
+    """Whether a rule from a definition writes a name that is already a parameter of the function at
+    ``node`` within the site, bytes ``start``..``end``, whose text the replacement keeps (``self``
+    added to ``def f(arg)`` is not added to ``def g(self)``). A parameter outside the site may be the
+    one the user deletes next (``ssl_context`` made ``verify``, the old ``verify`` then deleted)."""
     if not rule.defines:
         return False
     fixed = set(fixed_words(rule.before))
     written = {
         word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"[A-Za-z_]\w*", part)
     }
-    return bool((written - fixed) & parameter_names(node))
+    return bool((written - fixed) & parameter_names(node, start, end))
 
 
 def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:

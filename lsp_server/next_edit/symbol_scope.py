@@ -181,13 +181,11 @@ def _is_class_member_definition(node: tree_sitter.Node) -> bool:
 
 
 def definition_scope(node: tree_sitter.Node) -> str | None:
-    """For a function's definition, its parameter list or one of its parameters: the kind of scope the
-    function is defined in, "class" (a method), "function" (a nested function) or "module". None for
-    any other node."""
-    function = _function_of(node)
-    if function is None:
+    """For a function's definition: the kind of scope the function is defined in, "class" (a method),
+    "function" (a nested function) or "module". None for any other node."""
+    if not is_function(node):
         return None
-    at = function.parent
+    at = node.parent
     while at is not None:
         if at.child_by_field_name("name") is not None and (is_function(at) or "class" in at.type):
             return "function" if is_function(at) else "class"
@@ -195,16 +193,16 @@ def definition_scope(node: tree_sitter.Node) -> str | None:
     return "module"
 
 
-def parameter_names(node: tree_sitter.Node) -> set[bytes]:
+def parameter_names(node: tree_sitter.Node, start: int, end: int) -> set[bytes]:
     """The names bound by the parameters of the function ``node`` defines (or whose parameter list, or
-    a parameter of it, ``node`` is); empty for any other node."""
+    a parameter of it, ``node`` is) that lie in bytes ``start``..``end``; empty for any other node."""
     function = _function_of(node)
     parameters = function.child_by_field_name("parameters") if function is not None else None
     names: set[bytes] = set()
     stack = [parameters] if parameters is not None else []
     while stack:
         at = stack.pop()
-        if is_identifier(at) and at.text and is_parameter_name(at):
+        if is_identifier(at) and at.text and start <= at.start_byte < end and is_parameter_name(at):
             names.add(at.text)
         stack.extend(child for child in at.children if not is_function(child))
     return names

@@ -159,3 +159,20 @@ def test_a_parameter_is_not_added_to_a_function_that_has_it() -> None:
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == []  # not def g(self, self)
+
+
+def test_a_parameter_renamed_to_one_the_function_has_elsewhere_is_still_offered() -> None:
+    signature = "(url, *, ssl_context: SSLContext | None = None, trust_env: bool = True, verify: Any = None)"
+    before = f"def get{signature}:\n    pass\n\n\ndef post{signature}:\n    pass\n"
+    after = before.replace("ssl_context: SSLContext | None = None", "verify: SSLContext | bool = True", 1)
+    assert _sites("python", before, after) == [
+        ("ssl_context: SSLContext | None = None", "verify: SSLContext | bool = True")
+    ]  # the old verify is the user's next deletion
+
+
+def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> None:
+    before = "assert pipe(a).converter.__annotations__ == x\nassert pipe(b).converter.__annotations__ == y\n"
+    after = before.replace("pipe(a).converter.__annotations__", "pipe(a).__annotations__", 1)
+    assert _sites("python", before, after) == [
+        ("pipe(b).converter.__annotations__", "pipe(b).__annotations__")
+    ]  # pipe(b).converter.__annotations__ is also □.__annotations__, the result's shape

@@ -95,3 +95,20 @@ def test_a_parameter_inserted_in_a_long_signature_repeats_in_the_other_long_sign
             "example: Any = None,\n    openapi: dict | None = None,\n    deprecated: bool = False,",
         )
     ]
+
+
+def test_a_parameter_inserted_in_a_function_repeats_in_a_method_with_the_same_neighbours() -> None:
+    before = (
+        "def install(\n    max_length: int = 10,\n    max_string: int = 80,\n):\n    pass\n\n\n"
+        "class Traceback:\n    def __init__(\n        self,\n        max_length: int = 10,\n"
+        "        max_string: int = 80,\n    ):\n        pass\n"
+    )
+    after = before.replace(
+        "    max_string: int = 80,\n", "    max_string: int = 80,\n    max_depth: int = 0,\n", 1
+    )
+    assert _sites("python", before, after) == [
+        (
+            "max_string: int = 80,\n    )",
+            "max_string: int = 80,\n        max_depth: int = 0,\n    )",
+        )
+    ]
