@@ -9,7 +9,7 @@ with the same rules for a second round of fixes (fastapi and starlette read, req
 sqlalchemy/alembic, mined with them and replayed only after that round's last change (then read,
 and one more change made); pytest-dev/pluggy, mined before that change and replayed only after
 it; and, for a third round, encode/uvicorn, python-poetry/tomlkit, pytest-dev/pytest-mock and
-httpie/cli, mined and measured before that round's changes and once after, never read
+httpie/cli, mined and measured before that round's changes and after them, never read
 (``HELD_OUT``: replayed by name only). Rules, applied to each
 commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
 characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
