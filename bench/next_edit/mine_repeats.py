@@ -7,8 +7,10 @@ pinned head, newest commits first, merges skipped; tiangolo/fastapi, mined once 
 ``lsp_server/next_edit`` were settled and replayed once; encode/starlette and psf/requests, mined
 with the same rules for a second round of fixes (fastapi and starlette read, requests measured only);
 sqlalchemy/alembic, mined with them and replayed only after that round's last change (then read,
-and one more change made); and pytest-dev/pluggy, mined before that change and replayed only after
-it (``HELD_OUT``: replayed by name only). Rules, applied to each
+and one more change made); pytest-dev/pluggy, mined before that change and replayed only after
+it; and, for a third round, encode/uvicorn, python-poetry/tomlkit, pytest-dev/pytest-mock and
+httpie/cli, mined and measured before that round's changes and after them, never read
+(``HELD_OUT``: replayed by name only). Rules, applied to each
 commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
 characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
 lines, ``cases.py``):
@@ -48,8 +50,22 @@ REPOSITORIES = {
     "requests": ("https://github.com/psf/requests", "1f6589ec3a1ee910f9a65cc3ceac60b26677bc0e"),
     "alembic": ("https://github.com/sqlalchemy/alembic", "20e58db01cad3432c24734e11b893303cdb687a4"),
     "pluggy": ("https://github.com/pytest-dev/pluggy", "e382e72789f8d791991c489d4322aa04e660b952"),
+    "uvicorn": ("https://github.com/encode/uvicorn", "e6c7ce791fc634b6eedee40e0d0207faa8a9aefd"),
+    "tomlkit": ("https://github.com/python-poetry/tomlkit", "d8ed1e3cdb024dfc2c6f12b45a0dfd4d4d91f727"),
+    "pytest-mock": ("https://github.com/pytest-dev/pytest-mock", "9b666cdeff8bd396510e8f52633915a6d57a5f3c"),
+    "httpie": ("https://github.com/httpie/cli", "5b604c37c6c67e18e7c3e9aee6c88a8c22b98345"),
 }
-HELD_OUT = ("fastapi", "starlette", "requests", "alembic", "pluggy")
+HELD_OUT = (
+    "fastapi",
+    "starlette",
+    "requests",
+    "alembic",
+    "pluggy",
+    "uvicorn",
+    "tomlkit",
+    "pytest-mock",
+    "httpie",
+)
 """Mined after a round of the rules' changes, each a check that round was not tuned on (pluggy the
 last); replayed only when named."""
 CASES_DIR = Path(__file__).parent

@@ -112,25 +112,34 @@ def line_indent(source: bytes, at: int) -> bytes:
 
 def reindented(template: Template, indent: bytes, site_indent: bytes) -> Template:
     """``template`` (written at a line indented ``indent``) for a site whose line is indented
-    ``site_indent``: each line break it writes keeps its indentation relative to its first line.
-    A hole's text is the site's own and keeps its indentation."""
+    ``site_indent``: each line break it writes keeps its indentation relative to its first line (a
+    closing bracket less indented than the first line too). A hole's text is the site's own and
+    keeps its indentation."""
     if indent == site_indent:
         return template
-    old, new = b"\n" + indent, b"\n" + site_indent
-    return tuple(part if isinstance(part, int) else _reindented_part(part, old, new) for part in template)
+    return tuple(
+        part if isinstance(part, int) else _reindented_part(part, indent, site_indent) for part in template
+    )
 
 
-def _reindented_part(part: bytes, old: bytes, new: bytes) -> bytes:
-    """``part`` with each line break's indentation ``old`` made ``new``; a blank line (followed by
-    another line break) stays blank."""
+def _reindented_part(part: bytes, indent: bytes, site_indent: bytes) -> bytes:
+    """``part`` with each line break's indentation moved from ``indent`` to ``site_indent``; a blank
+    line stays blank."""
     lines = part.split(b"\n")
     last = len(lines) - 1
-    return lines[0] + b"".join(
-        new + line[len(old) - 1 :]
-        if (b"\n" + line).startswith(old) and (line.strip() or index == last)
-        else b"\n" + line
-        for index, line in enumerate(lines[1:], start=1)
-    )
+    out = [lines[0]]
+    for index, line in enumerate(lines[1:], start=1):
+        body = line.lstrip(b" \t")
+        own = line[: len(line) - len(body)]
+        if not body and (index != last or not own):
+            out.append(line)  # a blank line, or the site's own next line after a final break
+        elif own.startswith(indent):
+            out.append(site_indent + line[len(indent) :])
+        elif indent.startswith(own) and len(site_indent) >= len(indent) - len(own):
+            out.append(site_indent[: len(site_indent) - (len(indent) - len(own))] + body)
+        else:
+            out.append(line)
+    return b"\n".join(out)
 
 
 def holes_of(pattern: Pattern) -> set[int]:

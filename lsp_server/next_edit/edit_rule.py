@@ -17,6 +17,11 @@ class EditRule:
     ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
     ``annotates``: the example lay in the type annotation of this name (a parameter, a variable, a
     function's return): the sites must lie in an annotation of the same name.
+    ``defines``: per example whose node was a whole function definition, the kind of scope the
+    function is defined in (``symbol_scope.definition_scope``: a method, a nested function, a
+    module's function); where they are of one kind, so is a site's (a parameter added to a method is
+    not added to a nested function of the same name). A run of parameters (``sibling_runs.py``) is
+    told by its neighbours instead.
     ``role``: the example node's field in its parent, when it was the called function or the receiver
     (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
@@ -29,13 +34,16 @@ class EditRule:
     not rewritten in the example's layout (None: not checked).
     ``run``: ``before`` is a list whose children are a run of another list's children, not all of them
     (``sibling_runs.py``).
-    ``examples``: edits that agree on this rule (two raise confidence)."""
+    ``examples``: edits that agree on this rule (two raise confidence).
+    ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
+    shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
 
     before: Pattern
     after: Template
     callee: bytes | None = None
     calls: bytes | None = None
     annotates: bytes | None = None
+    defines: tuple[str, ...] = ()
     role: str | None = None
     reshapes: bool = False
     deletes: str | None = None
@@ -44,6 +52,7 @@ class EditRule:
     run: bool = False
     breaks: int | None = None
     examples: int = 1
+    result: Pattern | None = None
 
     @property
     def key(self) -> tuple[object, ...]:

@@ -10,7 +10,9 @@ keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url,
 gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
 the call's name, so a keyword renamed for one function is not renamed for another; one in a type
 annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
-``name``) until a second example annotates another. Deleting a whole node, or making a function
+``name``) until a second example annotates another; a rule of a whole function definition remembers
+the kind of scope the function is defined in (a parameter added to a method is not added to a
+nested function of the same name). Deleting a whole node, or making a function
 ``async``, makes the rules of ``derived_rules.py``; an edit across the items of an argument or
 parameter list makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes
 none (``comment_edits.py``). A replacement that spans lines is indented at each site as the site's
@@ -38,6 +40,7 @@ from lsp_server.next_edit.edit_pattern import (
     fixed_words,
     generalize,
     line_indent,
+    reindented,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
@@ -47,9 +50,11 @@ from lsp_server.next_edit.rule_parts import (
     hole_texts,
     kept_below,
     pattern_of,
+    result_of,
     template_of,
 )
-from lsp_server.next_edit.sibling_runs import run_rule
+from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
+from lsp_server.next_edit.symbol_scope import definition_scope
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -81,8 +86,10 @@ def learn(
         if pair is None:
             return None
         old, new = pair
-        if old.type in CONTAINERS or old.end_byte - old.start_byte > MAX_NODE_BYTES:
+        if old.type in CONTAINERS:
             return None
+        if old.end_byte - old.start_byte > MAX_NODE_BYTES and old.type not in RUN_LISTS:
+            return None  # a long list of items may still make a run rule (bounded there)
         if old.has_error or new.has_error or old.type == "ERROR":
             return None  # mid-typing, or the change is inside broken code
         awaited = await_rule(old, new)
@@ -95,7 +102,9 @@ def learn(
         if rule is not None:
             if _half_typed(rule, after, at, end):
                 return None
-            return Learned(replace(rule, indent=line_indent(after, at)), at, end)
+            scope = definition_scope(old)
+            defines = () if scope is None else (scope,)
+            return Learned(replace(rule, indent=line_indent(after, at), defines=defines), at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
         pair = None if parent is None or counterpart is None else (parent, counterpart)
@@ -106,7 +115,9 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     """The rule two examples agree on (their patterns anti-unified, their replacements the same once
     what differs between the examples is a hole in both), counting both examples; None when their
     replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
-    test_b():`` both given ``-> None``) becomes a hole, in the replacement too."""
+    test_b():`` both given ``-> None``) becomes a hole, in the replacement too. The examples' lines
+    may be indented differently (a function and a method): the replacements are compared as if
+    written at the first one's indentation, which the rule keeps."""
     if (first.callee, first.calls, first.role, first.run) != (
         second.callee,
         second.calls,
@@ -125,15 +136,27 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
             if isinstance(part, Leaf) and _is_name_text(part.text):
                 words[side][part.text] = number
     one = _renumbered(first.after, holes[0], words[0])
-    two = _renumbered(second.after, holes[1], words[1])
+    two = _renumbered(reindented(second.after, second.indent, first.indent), holes[1], words[1])
     if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
         return None
     trails = common_shape(first.trails, second.trails)
     breaks = first.breaks if first.breaks == second.breaks else None
     annotates = first.annotates if first.annotates == second.annotates else None
+    defines = first.defines + second.defines
     examples = first.examples + second.examples
+    result = None
+    if first.result is not None and second.result is not None:
+        result = generalize(first.result, second.result, {})
     return replace(
-        first, before=pattern, after=one, trails=trails, breaks=breaks, annotates=annotates, examples=examples
+        first,
+        before=pattern,
+        after=one,
+        trails=trails,
+        breaks=breaks,
+        annotates=annotates,
+        defines=defines,
+        examples=examples,
+        result=result,
     )
 
 
@@ -226,6 +249,7 @@ def _rule_of(
         role=role_of(old),
         reshapes=old.type != new.type,
         breaks=breaks,
+        result=result_of(new, numbers, pattern),
     )
 
 

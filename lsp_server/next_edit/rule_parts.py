@@ -4,9 +4,10 @@ holes (``edit_rules.py`` for one node, ``sibling_runs.py`` for a run of a list's
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
-from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, Template, holes_of
+from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, Template, fixed_words, holes_of
 from lsp_server.next_edit.node_roles import is_name, is_named_value
 
 if TYPE_CHECKING:
@@ -33,6 +34,25 @@ def pattern_of(
     if node.child_count == 0 or _has_loose_text(node):
         return Leaf(node.type, node.text or b"")
     return Branch(node.type, tuple(pattern_of(child, fixed, kept, numbers) for child in node.children))
+
+
+def result_of(node: tree_sitter.Node, numbers: dict[bytes, int], pattern: Pattern) -> Pattern | None:
+    """The new text's ``node`` as a pattern (what it kept, the texts ``numbers`` holds, holes), when
+    it is more specific than ``pattern``, the old text's: its fixed words hold all the pattern's and
+    more (``sorted(list(□))`` for ``sorted(□)``), so a site of its shape was rewritten already. None
+    otherwise: ``a.converter.x`` -> ``a.x`` makes every ``….x`` read as a result."""
+    result = _kept_as_holes(node, numbers)
+    words, pattern_words = Counter(fixed_words(result)), Counter(fixed_words(pattern))
+    return result if words > pattern_words else None
+
+
+def _kept_as_holes(node: tree_sitter.Node, numbers: dict[bytes, int]) -> Pattern:
+    number = numbers.get(node.text or b"") if node.is_named and not is_name(node) else None
+    if number is not None:
+        return Hole(number)
+    if node.child_count == 0 or _has_loose_text(node):
+        return Leaf(node.type, node.text or b"")
+    return Branch(node.type, tuple(_kept_as_holes(child, numbers) for child in node.children))
 
 
 def _has_loose_text(node: tree_sitter.Node) -> bool:

@@ -1,5 +1,8 @@
 """Where a learned rule applies in one syntax tree: the nodes of the rule's shape, nearest the example
-first, never the example itself, with the text each becomes.
+first, never the example itself, with the text each becomes. Never a site that already reads as the
+rule's result (the result standing there or around it, or the result's shape: a second application),
+and, for a rule from a function's definition, never a function in a scope of another kind than the
+examples' or one that has the parameter the rule writes.
 
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
@@ -13,6 +16,7 @@ operator alone (``a in b``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,6 +26,7 @@ from lsp_server.next_edit.edit_pattern import (
     Branch,
     Hole,
     Leaf,
+    fixed_words,
     is_word,
     line_indent,
     match,
@@ -34,6 +39,7 @@ from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
+from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -121,13 +127,17 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
         if node is None:
             return None
         if rule.run and node.type == root_type:
-            found = run_at(rule, node, start)
+            found = run_at(rule, node, start) if _defined_alike(rule, node) else None
             if found is not None:
                 at, last, holes = found
                 if not _laid_out_alike(rule, source[at:last], holes):
                     return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
-                return Site(at, last, source[at:last], new) if new != source[at:last] else None
+                if _writes_a_parameter_it_has(rule, node, at, last) or _already_rewritten(
+                    source, at, last, new
+                ):
+                    return None
+                return Site(at, last, source[at:last], new)
         elif (root_type is None or node.type == root_type) and _in_context(rule, node):
             bound: dict[int, bytes] = {}
             if (
@@ -137,12 +147,29 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
             ):
                 if rule.deletes is not None:
                     return _deletion_site(rule, tree, source, node)
-                old = node.text or b""
+                if rule.result is not None and match(rule.result, node, {}):
+                    return None  # rewritten before: the rule would apply a second time
+                if _writes_a_parameter_it_has(rule, node, node.start_byte, node.end_byte):
+                    return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
-                if new != old:
-                    return Site(node.start_byte, node.end_byte, old, new)
+                if not _already_rewritten(source, node.start_byte, node.end_byte, new):
+                    return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)
         node = node.parent
     return None
+
+
+def _already_rewritten(source: bytes, start: int, end: int, new: bytes) -> bool:
+    """Whether the site ``start``..``end`` already reads as the rule's result: its text is ``new``, or
+    ``new`` already stands around it (``x`` inside ``list(x)`` for ``x`` -> ``list(x)``)."""
+    old = source[start:end]
+    if new == old:
+        return True
+    at = new.find(old)
+    while at >= 0:
+        if source[start - at : start - at + len(new)] == new:
+            return True
+        at = new.find(old, at + 1)
+    return False
 
 
 def _laid_out_alike(rule: EditRule, text: bytes | None, bound: dict[int, bytes]) -> bool:
@@ -176,4 +203,27 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
             return False
     if rule.annotates is not None and annotated_name(node) != rule.annotates:
         return False
-    return role_of(node) == rule.role
+    return role_of(node) == rule.role and _defined_alike(rule, node)
+
+
+def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node, start: int, end: int) -> bool:
+    """Whether a rule from a definition writes a name that is already a parameter of the function at
+    ``node`` within the site, bytes ``start``..``end``, whose text the replacement keeps (``self``
+    added to ``def f(arg)`` is not added to ``def g(self)``). A parameter outside the site may be the
+    one the user deletes next (``ssl_context`` made ``verify``, the old ``verify`` then deleted)."""
+    if not rule.defines:
+        return False
+    fixed = set(fixed_words(rule.before))
+    written = {
+        word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"[A-Za-z_]\w*", part)
+    }
+    return bool((written - fixed) & parameter_names(node, start, end))
+
+
+def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:
+    """Whether ``node``, if part of a function's definition, is part of a function defined in a scope
+    of the kind the examples' functions were (a method for methods), unless they were of several."""
+    if len(set(rule.defines)) != 1:
+        return True
+    scope = definition_scope(node)
+    return scope is None or scope == rule.defines[0]

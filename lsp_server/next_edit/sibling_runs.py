@@ -5,16 +5,20 @@ The run is the list's children the edit touched (spaces around the edit left out
 punctuation or item on each side of them: ``follow_redirects: bool | None = None, allow_redirects:
 bool | None = None`` -> ``follow_redirects: bool | … = …`` with the commas around it, or a parameter
 inserted after ``examples: … = None,`` anchored by that parameter. Its pattern and template are
-built as a node's are (``rule_parts.py``): kept items are holes, names and keywords stay. A site is
-a window of another list's children matching the run, where the list lies as the example's did (the
-arguments of a call of the same name, or any function's parameters).
+built as a node's are (``rule_parts.py``), names and keywords staying, except that an item kept
+whole is a hole of its kind only (a call of the same name, a keyword argument of the same keyword, a
+leaf of the same type), never any item. A site is a window of another list's children matching the
+run, where the list lies as the example's did (the arguments of a call of the same name, or any
+function's parameters). A list of any length makes a run rule (a signature of thirty parameters);
+the run itself is bounded by ``MAX_NODE_BYTES``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lsp_server.next_edit.edit_pattern import Branch, fixed_words, match
+from lsp_server.next_edit.derived_rules import MAX_NODE_BYTES
+from lsp_server.next_edit.edit_pattern import Branch, Hole, Pattern, fixed_words, match
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import CALLS, callee_name
 from lsp_server.next_edit.rule_parts import (
@@ -52,6 +56,8 @@ def run_rule(
         return None
     first, last = max(touched[0] - 1, 0), min(touched[-1] + 1, len(children) - 1)
     run = children[first : last + 1]
+    if run[-1].end_byte - run[0].start_byte > MAX_NODE_BYTES:
+        return None
     delta = new_end - span[1]
     run_start, run_end = run[0].start_byte, run[-1].end_byte + delta
     new_run = [child for child in new.children if child.start_byte >= run_start and child.end_byte <= run_end]
@@ -59,13 +65,27 @@ def run_rule(
         return None
     numbers: dict[bytes, int] = {}
     kept = kept_below(new_run)
-    pattern = Branch(old.type, tuple(pattern_of(child, (old, None), kept, numbers) for child in run))
+    pattern = Branch(old.type, tuple(_item_pattern(child, kept, numbers) for child in run))
     if not fixed_words(pattern):
         return None
     template = template_of(new_run, new, (run_start, run_end), numbers, pattern)
     callee = callee_name(old.parent) if old.parent is not None and old.parent.type in CALLS else None
     breaks = breaks_outside_holes(source[run[0].start_byte : run[-1].end_byte], pattern, hole_texts(numbers))
     return EditRule(pattern, template, callee=callee, run=True, breaks=breaks), run_start, run_end
+
+
+def _item_pattern(
+    item: tree_sitter.Node, kept: set[tuple[str, bytes | None]], numbers: dict[bytes, int]
+) -> Pattern:
+    """One child of the run as a pattern: an item the new text keeps whole matches only an item of its
+    kind, its names fixed and its parts holes (a kept ``CheckConstraint(…)`` beside the edit is no
+    ``Column(…)`` or ``schema=…`` at a site); a leaf or an item with no name, any item of its type."""
+    whole = pattern_of(item, (item, None), kept, numbers)
+    if not item.is_named or (item.type, item.text) not in kept:
+        return whole
+    if isinstance(whole, Branch) and fixed_words(whole):
+        return whole
+    return Hole(numbers.setdefault(item.text or b"", len(numbers)), item.type)
 
 
 def run_at(rule: EditRule, node: tree_sitter.Node, at: int) -> tuple[int, int, dict[int, bytes]] | None:

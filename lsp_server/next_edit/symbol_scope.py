@@ -178,3 +178,50 @@ def _is_class_member_definition(node: tree_sitter.Node) -> bool:
         container = container.parent
     owner = container.parent if container is not None else None
     return owner is not None and "class" in owner.type
+
+
+def definition_scope(node: tree_sitter.Node) -> str | None:
+    """For a function's definition: the kind of scope the function is defined in, "class" (a method),
+    "function" (a nested function) or "module". None for any other node."""
+    if not is_function(node):
+        return None
+    at = node.parent
+    while at is not None:
+        if at.child_by_field_name("name") is not None and (is_function(at) or "class" in at.type):
+            return "function" if is_function(at) else "class"
+        at = at.parent
+    return "module"
+
+
+def parameter_names(node: tree_sitter.Node, start: int, end: int) -> set[bytes]:
+    """The names bound by the parameters of the function ``node`` defines (or whose parameter list, or
+    a parameter of it, ``node`` is) that lie in bytes ``start``..``end``; empty for any other node."""
+    function = _function_of(node)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    names: set[bytes] = set()
+    stack = [parameters] if parameters is not None else []
+    while stack:
+        at = stack.pop()
+        if is_identifier(at) and at.text and start <= at.start_byte < end and is_parameter_name(at):
+            names.add(at.text)
+        stack.extend(child for child in at.children if not is_function(child))
+    return names
+
+
+def _function_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The function ``node`` defines, or whose parameter list (or a parameter of it) ``node`` is."""
+    for _ in range(3):
+        if is_function(node):
+            return node
+        parent = node.parent
+        if parent is None:
+            return None
+        if parent.child_by_field_name("parameters") != node and not _is_parameter_list(parent):
+            return None
+        node = parent
+    return None
+
+
+def _is_parameter_list(node: tree_sitter.Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.child_by_field_name("parameters") == node

@@ -219,3 +219,20 @@ def test_a_deleted_decorator_line_is_deleted_at_its_other_places() -> None:
     before = "@skip_old\ndef a():\n    pass\n\n\nclass B:\n    @skip_old\n    def c(self):\n        pass\n"
     after = before.replace("@skip_old\n", "", 1)
     assert _sites("python", before, after) == [("    @skip_old\n", "")]
+
+
+def test_two_examples_indented_differently_agree_on_one_rule() -> None:
+    source = (
+        "def test_a():\n    pass\n\n\nclass TestB:\n    def test_b(self):\n        return 1\n\n"
+        "    def test_c(self):\n        x = 2\n\n\ndef test_d():\n    y = 3\n"
+    )
+    once = source.replace("test_a():", "test_a() -> None:")
+    twice = once.replace("test_b(self):", "test_b(self) -> None:")
+    first, second = _learned("python", source, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None and both.examples == 2
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("def test_c(self):\n        x = 2", "def test_c(self) -> None:\n        x = 2"),
+        ("def test_d():\n    y = 3", "def test_d() -> None:\n    y = 3"),
+    ]

@@ -1,7 +1,8 @@
 """Rules that stay quiet where a site only looks like the example (found by replaying held-out
 histories, ``bench/next_edit``): a comment added, a deleted comment after other code, a keyword
 argument's name, an operator alone, an attribute written rather than read; and a replacement over
-lines indented as its site is."""
+lines indented as its site is; no site rewritten twice; a function of the example's name defined
+elsewhere."""
 
 from __future__ import annotations
 
@@ -103,3 +104,75 @@ def test_two_examples_annotating_different_names_change_the_type_wherever_it_ann
         ("Optional[bytes]", "bytes | None"),
         ("Optional[int]", "int | None"),
     ]
+
+
+def test_a_site_that_already_reads_as_the_result_is_not_rewritten_again() -> None:
+    before = "a = sorted(x)\nb = sorted(y)\nc = sorted(list(z))\n"
+    after = before.replace("sorted(x)", "sorted(list(x))", 1)
+    assert _sites("python", before, after) == [("sorted(y)", "sorted(list(y))")]  # not list(list(z))
+
+
+def test_a_site_the_result_already_stands_around_is_left_alone() -> None:
+    before = "x = d.keys()\ny = e.keys()\nz = list(f.keys())\n"
+    after = before.replace("d.keys()", "list(d.keys())", 1)
+    assert _sites("python", before, after) == [("e.keys()", "list(e.keys())")]  # not list(list(f.keys()))
+
+
+def test_a_parameter_added_to_methods_is_not_added_to_functions_defined_elsewhere() -> None:
+    before = (
+        "def test_spec(pm):\n    class HookSpec:\n        def he_myhook1(arg1) -> None:\n            pass\n\n"
+        "        def he_myhook2(arg1) -> None:\n            pass\n\n"
+        "        def he_myhook3(arg1) -> None:\n            pass\n\n\n"
+        "def test_impl():\n    def he_myhook1(arg1) -> None:\n        pass\n\n\n"
+        "def he_other(arg1) -> None:\n    pass\n"
+    )
+    once = before.replace("he_myhook1(arg1)", "he_myhook1(self, arg1)", 1)
+    assert _sites("python", before, once) == []  # test_impl's he_myhook1 is another function
+    twice = once.replace("he_myhook2(arg1)", "he_myhook2(self, arg1)", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        (
+            "def he_myhook3(arg1) -> None:\n            pass",
+            "def he_myhook3(self, arg1) -> None:\n            pass",
+        )
+    ]  # not test_impl's he_myhook1, nor he_other: both examples were methods
+
+
+def test_a_change_to_a_method_repeats_at_the_method_of_its_name_in_another_class() -> None:
+    method = "    def __init__(self):\n        pass\n"
+    before = f"class A:\n{method}\n\nclass B:\n{method}"
+    after = before.replace("__init__(self):", "__init__(self) -> None:", 1)
+    assert _sites("python", before, after) == [
+        ("def __init__(self):\n        pass", "def __init__(self) -> None:\n        pass")
+    ]
+
+
+def test_a_parameter_is_not_added_to_a_function_that_has_it() -> None:
+    before = "class A:\n" + "".join(f"    def {f}:\n        pass\n\n" for f in ("f(arg)", "g(self)", "h(x)"))
+    once = before.replace("f(arg)", "f(self, arg)", 1)
+    twice = once.replace("h(x)", "h(self, x)", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == []  # not def g(self, self)
+
+
+def test_a_parameter_renamed_to_one_the_function_has_elsewhere_is_still_offered() -> None:
+    signature = "(url, *, ssl_context: SSLContext | None = None, trust_env: bool = True, verify: Any = None)"
+    before = f"def get{signature}:\n    pass\n\n\ndef post{signature}:\n    pass\n"
+    after = before.replace("ssl_context: SSLContext | None = None", "verify: SSLContext | bool = True", 1)
+    assert _sites("python", before, after) == [
+        ("ssl_context: SSLContext | None = None", "verify: SSLContext | bool = True")
+    ]  # the old verify is the user's next deletion
+
+
+def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> None:
+    before = "assert pipe(a).converter.__annotations__ == x\nassert pipe(b).converter.__annotations__ == y\n"
+    after = before.replace("pipe(a).converter.__annotations__", "pipe(a).__annotations__", 1)
+    assert _sites("python", before, after) == [
+        ("pipe(b).converter.__annotations__", "pipe(b).__annotations__")
+    ]  # pipe(b).converter.__annotations__ is also □.__annotations__, the result's shape

@@ -57,3 +57,58 @@ def test_a_site_laid_out_on_other_lines_than_the_example_is_not_re_flowed() -> N
     assert _sites("python", before, after) == [
         ("(\n    lang: str = Argument(None)\n)", "(\n    lang: str = Argument(None),\n)")
     ]
+
+
+def test_an_item_kept_beside_the_run_matches_only_an_item_of_its_kind() -> None:
+    before = (
+        't1 = Table("a", m, Column("x", Integer), CheckConstraint("x > 0"), schema=s)\n'
+        't2 = Table("b", m, Column("x", Integer), Column("y", Integer), schema=s)\n'
+        't3 = Table("c", m, Column("x", Integer), schema=s, quote=True)\n'
+        't4 = Table("d", m, Column("x", Integer), CheckConstraint("x < 0"), schema=s)\n'
+    )
+    after = before.replace(
+        'Column("x", Integer), CheckConstraint("x > 0")',
+        '*col_and_check("x", Integer, CheckConstraint("x > 0"))',
+        1,
+    )
+    assert _sites("python", before, after) == [
+        (
+            'm, Column("x", Integer), CheckConstraint("x < 0"),',
+            'm, *col_and_check("x", Integer, CheckConstraint("x < 0")),',
+        )
+    ]  # not where a Column or a keyword argument follows
+
+
+def test_a_parameter_inserted_in_a_long_signature_repeats_in_the_other_long_signatures() -> None:
+    filler = "".join(
+        f"    option_{i}: Annotated[int, Doc('the option number {i}')] = {i},\n" for i in range(30)
+    )
+    signature = f"(\n{filler}    example: Any = None,\n    deprecated: bool = False,\n)"
+    before = f"def query{signature}:\n    pass\n\n\ndef header{signature}:\n    pass\n"
+    after = before.replace(
+        "    example: Any = None,\n", "    example: Any = None,\n    openapi: dict | None = None,\n", 1
+    )
+    assert len(signature) > 1_500
+    assert _sites("python", before, after) == [
+        (
+            "example: Any = None,\n    deprecated: bool = False,",
+            "example: Any = None,\n    openapi: dict | None = None,\n    deprecated: bool = False,",
+        )
+    ]
+
+
+def test_a_parameter_inserted_in_a_function_repeats_in_a_method_with_the_same_neighbours() -> None:
+    before = (
+        "def install(\n    max_length: int = 10,\n    max_string: int = 80,\n):\n    pass\n\n\n"
+        "class Traceback:\n    def __init__(\n        self,\n        max_length: int = 10,\n"
+        "        max_string: int = 80,\n    ):\n        pass\n"
+    )
+    after = before.replace(
+        "    max_string: int = 80,\n", "    max_string: int = 80,\n    max_depth: int = 0,\n", 1
+    )
+    assert _sites("python", before, after) == [
+        (
+            "max_string: int = 80,\n    )",
+            "max_string: int = 80,\n        max_depth: int = 0,\n    )",
+        )
+    ]
