@@ -8,7 +8,8 @@ from the corpus indexed as a workspace, ``bench/cursor_retrieval.py``; ``--no-in
 daemon's request path (``prepare_complete``: the model's FIM layout or its prefix-only prompt and
 suffix stop, truncation, token healing) and the engine, greedy, stopping at the end of the first
 line (greedy, so the same first line as the whole suggestion). The line then goes through the
-language server's post-processing: the score is what the user is shown.
+language server's post-processing: the score is what the user is shown. ``--naive-prompt`` asks the
+same way with the prompt a user gives llama.cpp instead of the daemon's (``bench/naive_prompt.py``).
 Where the server asks nothing (the cursor in a comment) or post-processing drops the suggestion, the
 user is shown nothing, scored as an empty line.
 
@@ -165,11 +166,16 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
         served = load_served_model(settings, EngineConfig())
     except ModelLoadError as error:
         raise CommandError(f"--model {args.model}: {error}") from None
+    if args.naive_prompt:
+        from bench.naive_prompt import naive_served
+
+        served = naive_served(served)
     figures: dict[str, Any] = {
         "model": str(args.model),
         "fim_template": served.fim.family,
         "context_tokens": args.context_tokens,
-        "retrieval": args.index,
+        "retrieval": args.index and not args.naive_prompt,
+        "naive_prompt": args.naive_prompt,
         "model_name": served.info.model.name,
     }
 
@@ -182,7 +188,7 @@ def _load_and_score(args: argparse.Namespace) -> dict[str, Any]:
                     figures[corpus] = {"held_out_files": held, "partial": True, **tally.figures()}
                     _write(args.json, figures)
 
-                retrieval = _retrieval(corpus) if args.index else None
+                retrieval = _retrieval(corpus) if figures["retrieval"] else None
                 try:
                     tally = await _score(served, cases, args, corpus, retrieval, progress)
                     figures[corpus] = {"held_out_files": held, **tally.figures()}

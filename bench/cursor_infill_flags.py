@@ -38,6 +38,14 @@ def flags(description: str) -> argparse.ArgumentParser:
         "an editor with the default index.enabled asks (default); --no-index sends none",
     )
     parser.add_argument(
+        "--naive-prompt",
+        action="store_true",
+        help="prompt with the file's text before the cursor only, as llama.cpp is given a raw prompt: no "
+        "retrieved snippets (implies --no-index), no path header, no FIM tokens, the BOS only where the "
+        "tokenizer adds one (bench/naive_prompt.py); still the language server's window and the daemon's "
+        "request path",
+    )
+    parser.add_argument(
         "--block-cases",
         type=int,
         default=None,

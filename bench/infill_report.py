@@ -12,6 +12,8 @@ from bench.cursor_cases import CORPORA
 
 
 def _window(figures: dict[str, Any]) -> str:
+    if figures.get("naive_prompt"):
+        return "naive: the window's text before the cursor only, as llama.cpp is given it"
     if figures["context_tokens"] > 0:
         return f"{figures['context_tokens']} document tokens around the cursor"
     if figures.get("retrieval"):

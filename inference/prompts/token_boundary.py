@@ -70,8 +70,9 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
 
 # The last word, run of operators or run of blanks of a text (a space may lead the first two, as
 # SentencePiece's "▁" does): the piece a continuation may merge into, for a tokenizer that does not
-# cut its text into pieces itself (SentencePiece: Gemma, Llama 2).
-_LAST_WORD = re.compile(r" ?\w+$| ?[^\s\w]+$|\s+$")
+# cut its text into pieces itself (SentencePiece: Gemma, Llama 2). At the text's very end (\Z): `$`
+# also matches before a final newline, and a prompt ending a line would lose the line's last word.
+_LAST_WORD = re.compile(r" ?\w+\Z| ?[^\s\w]+\Z|\s+\Z")
 
 
 def _splits_words(tokenizer: Tokenizer) -> bool:

@@ -74,6 +74,10 @@ def test_byte_fallback_characters_are_healed_from_a_character_start(tokenizer: T
         ("    result = self.textwr", "textwr"),
         ("    if width =", " ="),
         ('    print("hello wor', " wor"),
+        # At the start of a line only the line end goes, never the last word of the line above.
+        ("def f():\n    x = True\n", "\n"),
+        ("    y = g(a['b'])\n", "\n"),
+        ("    x = 1\n\n", "\n\n"),
     ],
 )
 def test_backs_off_to_the_last_word(tokenizer: Tokenizer, prompt: str, removed: str) -> None:
