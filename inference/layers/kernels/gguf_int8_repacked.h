@@ -30,6 +30,9 @@
 //                        48  the file's nibble bytes 4l .. 4l + 3 (low: lane l, high: lane l + 4) at 32l + 4r
 #pragma once
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "gguf_int8_products.h"
 
@@ -194,7 +197,29 @@ inline at::Tensor huge_page_bytes(int64_t bytes) {
       at::TensorOptions().dtype(at::kByte));
 }
 
-// blocks (N, row bytes) -> the repacked layout (1-D).
+// Whether [p, p + bytes) lies in one read-only mapping of a file (Linux's /proc/self/maps): a GGUF
+// file's blocks, whose pages can be dropped and are read from the file again if touched.
+inline bool in_read_only_file(const void* p, int64_t bytes) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return false;
+  const auto start = reinterpret_cast<uintptr_t>(p), end = start + static_cast<uintptr_t>(bytes);
+  bool found = false;
+  char line[4096];
+  while (!found && std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long low = 0, high = 0, inode = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s %*s %*s %lu", &low, &high, perms, &inode) == 4) {
+      found = low <= start && end <= high && inode != 0 && perms[1] == '-';
+    }
+  }
+  std::fclose(maps);
+  return found;
+}
+
+// blocks (N, row bytes) -> the repacked layout (1-D). Blocks that lie in a read-only file mapping
+// have their whole pages dropped from this process's memory as they are repacked (read again from
+// the file if touched), so the two copies are never both resident: the peak stays near the file's
+// size plus a slice.
 inline at::Tensor repack(const at::Tensor& blocks, int64_t qtype) {
   return with_repacked_type(qtype, [&](auto tag) {
     using B = decltype(tag);
@@ -203,17 +228,33 @@ inline at::Tensor repack(const at::Tensor& blocks, int64_t qtype) {
     const int64_t N = blocks.size(0), supers = w.row_bytes / B::kBytes, groups = N / kGroupRows;
     at::Tensor out = huge_page_bytes(repacked_bytes<B>(N, supers));
     uint8_t* o = out.data_ptr<uint8_t>();
-    at::parallel_for(0, groups, 1, [&](int64_t g0, int64_t g1) {
-      for (int64_t g = g0; g < g1; ++g) {
-        for (int64_t sb = 0; sb < supers; ++sb) {
-          const uint8_t* b[8];
-          for (int r = 0; r < 8; ++r) b[r] = w.data + (g * kGroupRows + r) * w.row_bytes + sb * B::kBytes;
-          Group<B>::pack(b, o + (g * supers + sb) * Group<B>::kBytes);
+    const int64_t page = sysconf(_SC_PAGESIZE);
+    const auto source = reinterpret_cast<uintptr_t>(w.data);
+    const bool release = N * w.row_bytes >= 4 * page && in_read_only_file(w.data, N * w.row_bytes);
+    uintptr_t released = (source + page - 1) / page * page;  // pages before this one are dropped
+    const auto release_to = [&](uintptr_t end) {
+      end = end / page * page;
+      if (!release || end <= released) return;
+      madvise(reinterpret_cast<void*>(released), end - released, MADV_DONTNEED);
+      released = end;
+    };
+    const int64_t slice = std::max<int64_t>(1, (int64_t{4} << 20) / (kGroupRows * w.row_bytes));  // ~4 MiB of groups
+    for (int64_t first = 0; first < groups; first += slice) {
+      const int64_t last = std::min(groups, first + slice);
+      at::parallel_for(first, last, 1, [&](int64_t g0, int64_t g1) {
+        for (int64_t g = g0; g < g1; ++g) {
+          for (int64_t sb = 0; sb < supers; ++sb) {
+            const uint8_t* b[8];
+            for (int r = 0; r < 8; ++r) b[r] = w.data + (g * kGroupRows + r) * w.row_bytes + sb * B::kBytes;
+            Group<B>::pack(b, o + (g * supers + sb) * Group<B>::kBytes);
+          }
         }
-      }
-    });
+      });
+      release_to(source + last * kGroupRows * w.row_bytes);
+    }
     std::memcpy(o + groups * supers * Group<B>::kBytes, w.data + groups * kGroupRows * w.row_bytes,
                 (N - groups * kGroupRows) * w.row_bytes);
+    release_to(source + N * w.row_bytes);
     return out;
   });
 }
