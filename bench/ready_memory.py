@@ -4,8 +4,9 @@ figures are that engine's alone): load, then one short greedy generation.
     python -m bench.ready_memory --gguf FILE --engine codedraft|llamacpp [--context 4096]
 
 Prints seconds to ready, then VmRSS (resident now) and VmHWM (the process's peak) in MB after
-loading and after generating. codedraft serves the file as the daemon does (`--weights auto`) with
-a KV pool of `--context` tokens; llama.cpp (llama-cpp-python) with an `n_ctx` of `--context`.
+loading, after generating, and for codedraft once its repacking thread (native_q8) has ended.
+codedraft serves the file as the daemon does (`--weights auto`) with a KV pool of `--context`
+tokens; llama.cpp (llama-cpp-python) with an `n_ctx` of `--context`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def memory_mb() -> tuple[float, float]:
     return values["VmRSS:"], values["VmHWM:"]
 
 
-def _codedraft(gguf: Path, context: int) -> tuple[float, Callable[[], object]]:
+def _codedraft(gguf: Path, context: int) -> tuple[float, Callable[[], object], Callable[[], object]]:
     from inference.config import EngineConfig, SamplingParams
     from inference.engine.engine import LLMEngine
     from inference.engine.sequence import Request
@@ -50,16 +51,20 @@ def _codedraft(gguf: Path, context: int) -> tuple[float, Callable[[], object]]:
         while engine.has_work():
             engine.step()
 
-    return ready, generate
+    def repacked() -> None:
+        if loaded.model.repacking is not None:
+            loaded.model.repacking.join()
+
+    return ready, generate, repacked
 
 
-def _llamacpp(gguf: Path, context: int) -> tuple[float, Callable[[], object]]:
+def _llamacpp(gguf: Path, context: int) -> tuple[float, Callable[[], object], Callable[[], object]]:
     import llama_cpp
 
     started = time.perf_counter()
     llm = llama_cpp.Llama(model_path=str(gguf), n_ctx=context, verbose=False)
     ready = time.perf_counter() - started
-    return ready, lambda: llm(PROMPT, max_tokens=16, temperature=0.0)
+    return ready, lambda: llm(PROMPT, max_tokens=16, temperature=0.0), lambda: None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,13 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context", type=int, default=4096, help="tokens of KV cache (default 4096)")
     args = parser.parse_args(argv)
     start = _codedraft if args.engine == "codedraft" else _llamacpp
-    ready, generate = start(args.gguf, args.context)
+    ready, generate, settle = start(args.gguf, args.context)
     loaded_rss, loaded_peak = memory_mb()
     generate()
     rss, peak = memory_mb()
+    settle()
+    settled_rss, settled_peak = memory_mb()
     print(
         f"{args.engine}: ready in {ready:.1f} s; after loading {loaded_rss:.0f} MB resident "
         f"(peak {loaded_peak:.0f}); after 16 tokens {rss:.0f} MB (peak {peak:.0f}); "
+        f"settled (repacked) {settled_rss:.0f} MB (peak {settled_peak:.0f}); "
         f"file {args.gguf.stat().st_size / 2**20:.0f} MiB, {args.context}-token context"
     )
     return 0

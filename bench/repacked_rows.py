@@ -2,13 +2,14 @@
 against the same blocks repacked eight rows at a time (`kernels/gguf_int8_repacked.h`), interleaved
 in one process, 1 thread: per-call µs, median of the repetitions (docs/benchmarks.md).
 
-Random blocks of the 1.5B-class file's shapes (Qwen2.5-Coder-1.5B's) and Gemma 3 270M's. "DRAM":
+Random blocks of the 1.5B-class file's shapes (Qwen2.5-Coder-1.5B's) and Gemma 3 270M's (its Q8_0
+tied head and Q5_0 layers too). "DRAM":
 a pass over distinct copies whose sum is larger than the caches, as a decode step reads its
 matrices; "cached": one copy called over and over. The file's blocks are in 4 KiB pages, as the
 file's mapping is; the repacked ones where `gguf_q8_repack` puts them (2 MiB pages). The outputs are
 checked equal before timing.
 
-    python -m bench.repacked_rows [--rows 1] [--repeats 7] [--type Q4_K|Q6_K]
+    python -m bench.repacked_rows [--rows 1] [--repeats 7] [--type Q4_K|Q6_K|Q8_0|Q5_0]
 """
 
 from __future__ import annotations
@@ -40,14 +41,25 @@ SHAPES = {
         "1.5B tied head 49152x1536": (49152, 1536, 3),
         "Gemma down 640x2048": (640, 2048, 60),
     },
+    Q.Q8_0: {
+        "Gemma tied head 262144x640": (262144, 640, 2),
+        "Gemma v 256x640": (256, 640, 120),
+    },
+    Q.Q5_0: {
+        "Gemma gate/up 2048x640": (2048, 640, 60),
+        "Gemma q 1024x640": (1024, 640, 120),
+        "Gemma k 256x640": (256, 640, 240),
+        "Gemma down 640x2048": (640, 2048, 60),
+    },
 }
+BLOCK = {Q.Q4_K: (256, 144), Q.Q6_K: (256, 210), Q.Q8_0: (32, 34), Q.Q5_0: (32, 22)}  # weights, bytes
 
 
 def random_blocks(rows: int, columns: int, qtype: Q, rng: np.random.Generator) -> torch.Tensor:
-    """Random super-blocks whose float16 factors are small and finite (speed only)."""
-    size = 144 if qtype == Q.Q4_K else 210
-    data = rng.integers(0, 256, size=(rows, columns // 256, size), dtype=np.uint8)
-    start, count = (0, 2) if qtype == Q.Q4_K else (208, 1)  # d (and dmin): float16 at the start, Q6_K's last
+    """Random blocks whose float16 factors are small and finite (speed only)."""
+    weights, size = BLOCK[qtype]
+    data = rng.integers(0, 256, size=(rows, columns // weights, size), dtype=np.uint8)
+    start, count = {Q.Q4_K: (0, 2), Q.Q6_K: (208, 1)}.get(qtype, (0, 1))  # d (and Q4_K's dmin) as float16
     data[..., start : start + 2 * count] = np.full((count,), 0.0005, dtype=np.float16).view(np.uint8)
     return torch.from_numpy(data.reshape(rows, -1))
 
@@ -93,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1, help="rows of x (1: decode)")
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--type", default="Q4_K", choices=["Q4_K", "Q6_K"])
+    parser.add_argument("--type", default="Q4_K", choices=["Q4_K", "Q6_K", "Q8_0", "Q5_0"])
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     load_cpu_kernels()
@@ -101,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.type}, {args.rows} row(s) of x, 1 thread: per call µs, file's blocks / repacked")
     for name, shape in SHAPES[qtype].items():
         m = measure(qtype, shape, args.rows, args.repeats)
-        gbs = shape[0] * shape[1] / 256 * (144 if qtype == Q.Q4_K else 210) / (m["packed"] * 1e-6) / 1e9
+        weights, size = BLOCK[qtype]
+        gbs = shape[0] * shape[1] / weights * size / (m["packed"] * 1e-6) / 1e9
         print(
             f"  {name:26s} DRAM {m['file']:8.1f} / {m['packed']:8.1f} ({m['file'] / m['packed']:.2f}x, "
             f"repacked {gbs:.1f} GB/s)   cached {m['file cached']:8.1f} / {m['packed cached']:8.1f} "

@@ -14,10 +14,10 @@ call, as llama.cpp's CPU products do (`kernels/gguf_int8_products.h`): per run o
 32-weight types, per 256 with sums of 16 for the K-quants, integer dot products on the codes, the
 scales applied per sub-block in float32. Outputs then differ from the float32 product by the
 rounding of x (at most half a step, max|x| / 254 of its run, per value), but every row goes through
-the same arithmetic alone, whatever the other rows of its call and however many. A Q4_K or Q6_K
-matrix is repacked once at load for these products, eight rows' super-blocks interleaved
+the same arithmetic alone, whatever the other rows of its call and however many. A Q4_K, Q6_K, Q8_0
+or Q5_0 matrix is repacked once at load for these products, eight rows' blocks interleaved
 (`kernels/gguf_int8_repacked.h`): the same outputs bit for bit, fewer instructions a weight, and the
-repacked bytes replace the file's (the same size for Q6_K, 2.8 % more for Q4_K; no float copy).
+repacked bytes replace the file's (the same size, 2.8 % more for Q4_K; no float copy).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ KERNEL_TYPES = frozenset(
     GGMLQuantizationType[name] for name in "Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q4_K Q5_K Q6_K".split()
 )
 # The block types the 8-bit-activation products read repacked (eight rows interleaved).
-REPACKED_TYPES = frozenset({GGMLQuantizationType.Q4_K, GGMLQuantizationType.Q6_K})
+REPACKED_TYPES = frozenset(GGMLQuantizationType[name] for name in "Q5_0 Q8_0 Q4_K Q6_K".split())
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,13 @@ class CausalLM(nn.Module):
             self.lm_head = head  # type: ignore[assignment]
             if head.will_repack:  # only the repacked bytes will be kept: the embedding reads the head's
                 setattr(self.model, "embed_tokens", GGUFEmbedding(head))  # noqa: B010
-        pending = [m for m in self.modules() if isinstance(m, GGUFLinear) and m.will_repack]
+        # The largest first (a tied head: most of a small model's bytes, read every token): its file pages
+        # are repacked before decoding has touched them all.
+        pending = sorted(
+            (m for m in self.modules() if isinstance(m, GGUFLinear) and m.will_repack),
+            key=lambda m: m.blocks.numel(),
+            reverse=True,
+        )
         self.repacking = repack_in_background(pending) if pending else None
 
     def pack_weights(self, weights: str) -> None:

@@ -1,11 +1,12 @@
-// Q4_K and Q6_K rows repacked once at load for the 8-bit-activation products: eight weight rows'
-// super-blocks interleaved, so that one pass over a super-block of x feeds the eight rows, a
+// Q4_K, Q6_K, Q8_0 and Q5_0 rows repacked once at load for the 8-bit-activation products: eight weight
+// rows' (super-)blocks interleaved, so that one pass over a super-block of x feeds the eight rows, a
 // register holding one integer lane of each of them (llama.cpp's CPU repack of block_q4_Kx8 has the
 // same idea). The arithmetic is gguf_int8_products.h's to the bit: per row and super-block the same
 // eight integer lanes (lane l: the products of codes 4l .. 4l + 3 of every sub-block, times its
 // scale; Q6_K's bias of 32 taken off lane l as there) and the same minimums' sum, then the same
 // float32 operations in the same order, lane l of eight rows in one register; horizontal_sum's tree
-// is then a sum of registers.
+// is then a sum of registers. Q8_0 and Q5_0 likewise: block_rows_q8's lanes, its even and odd float
+// chains, its final add of a zero offset (a sum of -0.f comes out 0.f).
 //
 // A repacked matrix, uint8: N / 8 groups of eight rows, each its super-blocks in order, one of
 // Group<B>::kBytes, then the N % 8 last rows as the file lays them out. Unpacking gives the file's
@@ -22,8 +23,16 @@
 //          loses track of three interleaved runs): the file's qh[32h + 4l ..] at 4r, then its
 //          ql[64h + 4l ..] at 32 + 4r and ql[64h + 32 + 4l ..] at 64 + 4r (low nibbles: sub-blocks
 //          4h, 4h + 1; high: 4h + 2, 4h + 3, as in the file)
+// A group block (32 weights), row r:
+//   Q8_0 (8 x 34 bytes)  0  d (float16) at 2r    16  codes 4l .. 4l + 3 (lane l) at 32l + 4r
+//   Q5_0 (8 x 22 bytes)  0  d (float16) at 2r    16  the 32 fifth bits at 4r, transposed: byte k's bit l
+//          is the file's bit 4l + k (lane l's fifth bits are bit l of four bytes)
+//                        48  the file's nibble bytes 4l .. 4l + 3 (low: lane l, high: lane l + 4) at 32l + 4r
 #pragma once
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include "gguf_int8_products.h"
 
@@ -96,23 +105,69 @@ struct Group<Q6_K> {
   }
 };
 
-template <class B>
-constexpr bool repacks() {
-  return std::is_same_v<B, Q4_K> || std::is_same_v<B, Q6_K>;
-}
+template <>
+struct Group<Q8_0> {
+  static constexpr int64_t kBytes = 8 * Q8_0::kBytes;
+  template <class F>
+  static void runs(int r, F&& f) {
+    f(2 * r, 0, 2);
+    for (int l = 0; l < 8; ++l) f(16 + 32 * l + 4 * r, 2 + 4 * l, 4);
+  }
+  static void pack(const uint8_t* const blocks[8], uint8_t* out) {
+    for (int r = 0; r < 8; ++r) runs(r, [&](int g, int b, int n) { std::memcpy(out + g, blocks[r] + b, n); });
+  }
+  static void unpack(const uint8_t* group, int r, uint8_t* block) {
+    runs(r, [&](int g, int b, int n) { std::memcpy(block + b, group + g, n); });
+  }
+};
+
+template <>
+struct Group<Q5_0> {
+  static constexpr int64_t kBytes = 8 * Q5_0::kBytes;
+  // The file's fifth bits (bit j: weight j) of row r at 16 + 4r transposed: byte k's bit l = bit 4l + k.
+  static void pack(const uint8_t* const blocks[8], uint8_t* out) {
+    for (int r = 0; r < 8; ++r) {
+      const uint8_t* b = blocks[r];
+      std::memcpy(out + 2 * r, b, 2);
+      for (int k = 0; k < 4; ++k) {
+        uint8_t byte = 0;
+        for (int l = 0; l < 8; ++l) byte |= static_cast<uint8_t>(bit_at(b + 2, 4 * l + k) << l);
+        out[16 + 4 * r + k] = byte;
+      }
+      for (int l = 0; l < 4; ++l) std::memcpy(out + 48 + 32 * l + 4 * r, b + 6 + 4 * l, 4);
+    }
+  }
+  static void unpack(const uint8_t* group, int r, uint8_t* b) {
+    std::memcpy(b, group + 2 * r, 2);
+    uint32_t bits = 0;
+    for (int k = 0; k < 4; ++k) {
+      for (int l = 0; l < 8; ++l) bits |= static_cast<uint32_t>((group[16 + 4 * r + k] >> l) & 1) << (4 * l + k);
+    }
+    std::memcpy(b + 2, &bits, 4);
+    for (int l = 0; l < 4; ++l) std::memcpy(b + 6 + 4 * l, group + 48 + 32 * l + 4 * r, 4);
+  }
+};
 
 template <class B>
-int64_t repacked_bytes(int64_t rows, int64_t supers) {
-  return rows / kGroupRows * supers * Group<B>::kBytes + rows % kGroupRows * supers * B::kBytes;
+constexpr bool repacks() {
+  return std::is_same_v<B, Q4_K> || std::is_same_v<B, Q6_K> || std::is_same_v<B, Q8_0> || std::is_same_v<B, Q5_0>;
+}
+
+// `blocks`: a row's blocks (super-blocks for the K-quants).
+template <class B>
+int64_t repacked_bytes(int64_t rows, int64_t blocks) {
+  return rows / kGroupRows * blocks * Group<B>::kBytes + rows % kGroupRows * blocks * B::kBytes;
 }
 
 // f(tag) for the types that repack.
 template <class F>
 auto with_repacked_type(int64_t qtype, F&& f) {
   switch (qtype) {
+    case 6: return f(Q5_0{});
+    case 8: return f(Q8_0{});
     case 12: return f(Q4_K{});
     case 14: return f(Q6_K{});
-    default: TORCH_CHECK(false, "only Q4_K and Q6_K rows are repacked, not GGML block type ", qtype);
+    default: TORCH_CHECK(false, "only Q5_0, Q8_0, Q4_K and Q6_K rows are repacked, not GGML block type ", qtype);
   }
 }
 
@@ -120,7 +175,7 @@ template <class B>
 void check_repacked(const at::Tensor& packed, int64_t rows, int64_t width) {
   TORCH_CHECK(packed.dim() == 1 && packed.scalar_type() == at::kByte && packed.is_contiguous() && packed.device().is_cpu(),
               "repacked rows must be 1-D contiguous uint8 on the CPU");
-  TORCH_CHECK(width % 256 == 0 && packed.numel() == repacked_bytes<B>(rows, width / 256), "repacked rows of ",
+  TORCH_CHECK(width % B::kValues == 0 && packed.numel() == repacked_bytes<B>(rows, width / B::kValues), "repacked rows of ",
               packed.numel(), " bytes do not hold ", rows, " rows of ", width, " weights");
 }
 
@@ -142,26 +197,64 @@ inline at::Tensor huge_page_bytes(int64_t bytes) {
       at::TensorOptions().dtype(at::kByte));
 }
 
-// blocks (N, row bytes) -> the repacked layout (1-D).
+// Whether [p, p + bytes) lies in one read-only mapping of a file (Linux's /proc/self/maps): a GGUF
+// file's blocks, whose pages can be dropped and are read from the file again if touched.
+inline bool in_read_only_file(const void* p, int64_t bytes) {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return false;
+  const auto start = reinterpret_cast<uintptr_t>(p), end = start + static_cast<uintptr_t>(bytes);
+  bool found = false;
+  char line[4096];
+  while (!found && std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long low = 0, high = 0, inode = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s %*s %*s %lu", &low, &high, perms, &inode) == 4) {
+      found = low <= start && end <= high && inode != 0 && perms[1] == '-';
+    }
+  }
+  std::fclose(maps);
+  return found;
+}
+
+// blocks (N, row bytes) -> the repacked layout (1-D). Blocks that lie in a read-only file mapping
+// have their whole pages dropped from this process's memory as they are repacked (read again from
+// the file if touched), so the two copies are never both resident: the peak stays near the file's
+// size plus a slice.
 inline at::Tensor repack(const at::Tensor& blocks, int64_t qtype) {
   return with_repacked_type(qtype, [&](auto tag) {
     using B = decltype(tag);
     TORCH_CHECK(blocks.dim() == 2 && blocks.size(1) % B::kBytes == 0, "blocks must be (rows, bytes) of whole blocks");
-    const BlockRows w = block_rows<B>(blocks, blocks.size(1) / B::kBytes * 256);
+    const BlockRows w = block_rows<B>(blocks, blocks.size(1) / B::kBytes * B::kValues);
     const int64_t N = blocks.size(0), supers = w.row_bytes / B::kBytes, groups = N / kGroupRows;
     at::Tensor out = huge_page_bytes(repacked_bytes<B>(N, supers));
     uint8_t* o = out.data_ptr<uint8_t>();
-    at::parallel_for(0, groups, 1, [&](int64_t g0, int64_t g1) {
-      for (int64_t g = g0; g < g1; ++g) {
-        for (int64_t sb = 0; sb < supers; ++sb) {
-          const uint8_t* b[8];
-          for (int r = 0; r < 8; ++r) b[r] = w.data + (g * kGroupRows + r) * w.row_bytes + sb * B::kBytes;
-          Group<B>::pack(b, o + (g * supers + sb) * Group<B>::kBytes);
+    const int64_t page = sysconf(_SC_PAGESIZE);
+    const auto source = reinterpret_cast<uintptr_t>(w.data);
+    const bool release = N * w.row_bytes >= 4 * page && in_read_only_file(w.data, N * w.row_bytes);
+    uintptr_t released = (source + page - 1) / page * page;  // pages before this one are dropped
+    const auto release_to = [&](uintptr_t end) {
+      end = end / page * page;
+      if (!release || end <= released) return;
+      madvise(reinterpret_cast<void*>(released), end - released, MADV_DONTNEED);
+      released = end;
+    };
+    const int64_t slice = std::max<int64_t>(1, (int64_t{4} << 20) / (kGroupRows * w.row_bytes));  // ~4 MiB of groups
+    for (int64_t first = 0; first < groups; first += slice) {
+      const int64_t last = std::min(groups, first + slice);
+      at::parallel_for(first, last, 1, [&](int64_t g0, int64_t g1) {
+        for (int64_t g = g0; g < g1; ++g) {
+          for (int64_t sb = 0; sb < supers; ++sb) {
+            const uint8_t* b[8];
+            for (int r = 0; r < 8; ++r) b[r] = w.data + (g * kGroupRows + r) * w.row_bytes + sb * B::kBytes;
+            Group<B>::pack(b, o + (g * supers + sb) * Group<B>::kBytes);
+          }
         }
-      }
-    });
+      });
+      release_to(source + last * kGroupRows * w.row_bytes);
+    }
     std::memcpy(o + groups * supers * Group<B>::kBytes, w.data + groups * kGroupRows * w.row_bytes,
                 (N - groups * kGroupRows) * w.row_bytes);
+    release_to(source + N * w.row_bytes);
     return out;
   });
 }
@@ -185,7 +278,7 @@ inline at::Tensor unpack(const at::Tensor& packed, int64_t qtype, int64_t rows, 
   return with_repacked_type(qtype, [&](auto tag) {
     using B = decltype(tag);
     check_repacked<B>(packed, rows, width);
-    const int64_t supers = width / 256, row_bytes = supers * B::kBytes;
+    const int64_t supers = width / B::kValues, row_bytes = supers * B::kBytes;
     at::Tensor out = at::empty({rows, row_bytes}, packed.options());
     for (int64_t n = 0; n < rows; ++n) {
       unpack_row<B>(packed.data_ptr<uint8_t>(), rows, supers, n, out.data_ptr<uint8_t>() + n * row_bytes);
@@ -205,11 +298,11 @@ inline at::Tensor dequantize_repacked(const at::Tensor& packed, const at::Tensor
   with_repacked_type(qtype, [&](auto tag) {
     using B = decltype(tag);
     check_repacked<B>(packed, rows, width);
-    const int64_t supers = width / 256;
+    const int64_t supers = width / B::kValues;
     std::vector<uint8_t> row(supers * B::kBytes);
     for (int64_t i = 0; i < index.numel(); ++i) {
       unpack_row<B>(packed.data_ptr<uint8_t>(), rows, supers, at[i], row.data());
-      dequantize_row<B>(row.data(), supers * 8, out.data_ptr<float>() + i * width);
+      dequantize_row<B>(row.data(), width / 32, out.data_ptr<float>() + i * width);
     }
   });
   return out;
@@ -316,15 +409,90 @@ inline void group_row(const ActivationCodes& a, int64_t t, const uint8_t* group,
   const __m256 total = _mm256_add_ps(_mm256_add_ps(quad[0], quad[2]), _mm256_add_ps(quad[1], quad[3]));
   _mm256_storeu_ps(y, _mm256_sub_ps(total, offset));
 }
+
+// Integer lanes of one group block (a 32-weight type) for the 32 x codes at x: lanes[l] holds lane l
+// of the eight rows. Q5_0's codes are taken as 0 .. 31 and lane l then loses 16 times the sum of its
+// 4 x codes (bias16[l]): the same integers as the signed codes give.
+template <class B>
+inline void group_block_lanes(const uint8_t* g, const int8_t* x, const int32_t* bias16, __m256i lanes[8]) {
+  if constexpr (std::is_same_v<B, Q8_0>) {
+#pragma GCC unroll 8
+    for (int l = 0; l < 8; ++l) {
+      const __m256i c = load32(g + 16 + 32 * l);
+      const __m256i v = _mm256_sign_epi8(broadcast32(x + 4 * l), c);
+#ifdef CODEDRAFT_VNNI
+      lanes[l] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(c), v);
+#else
+      lanes[l] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(c), v), _mm256_set1_epi16(1));
+#endif
+    }
+  } else {
+    const __m256i mask = _mm256_set1_epi8(0x0F);
+    const __m256i fifth = load32(g + 16);
+    const auto lane = [&](int l, __m256i nibbles) {
+      __m256i top = _mm256_and_si256(fifth, _mm256_set1_epi8(static_cast<char>(1 << l)));  // bit l -> 0x10
+      if (l < 4) top = _mm256_slli_epi16(top, 4 - l);
+      if (l > 4) top = _mm256_srli_epi16(top, l - 4);
+      const __m256i c = _mm256_or_si256(nibbles, top), v = broadcast32(x + 4 * l);
+#ifdef CODEDRAFT_VNNI
+      const __m256i products = _mm256_dpbusd_epi32(_mm256_setzero_si256(), c, v);
+#else
+      const __m256i products = _mm256_madd_epi16(_mm256_maddubs_epi16(c, v), _mm256_set1_epi16(1));
+#endif
+      lanes[l] = _mm256_sub_epi32(products, _mm256_set1_epi32(bias16[l]));
+    };
+#pragma GCC unroll 4
+    for (int l = 0; l < 4; ++l) {
+      const __m256i q = load32(g + 48 + 32 * l);
+      lane(l, _mm256_and_si256(q, mask));
+      lane(l + 4, _mm256_and_si256(_mm256_srli_epi16(q, 4), mask));
+    }
+  }
+}
+
+// The same as group_row for a 32-weight type: block_rows_q8's even and odd float chains, lane l of
+// eight rows a register; bias16 (blocks, 8): Q5_0's.
+template <class B>
+inline void group_block_row(const ActivationCodes& a, int64_t t, const uint8_t* group, const int32_t* bias16,
+                            float* y) {
+  const int64_t blocks = a.runs;
+  __m256 even[8], odd[8];
+  for (int l = 0; l < 8; ++l) even[l] = odd[l] = _mm256_setzero_ps();
+  const auto add_block = [&](int64_t b, __m256 acc[8]) {
+    const uint8_t* g = group + b * Group<B>::kBytes;
+    __m256i lanes[8];
+    const int32_t* bias = std::is_same_v<B, Q5_0> ? bias16 + (t * blocks + b) * 8 : nullptr;
+    group_block_lanes<B>(g, a.q.data() + (t * blocks + b) * 32, bias, lanes);
+    const __m256 factor = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))),
+                                        _mm256_set1_ps(a.d[t * blocks + b]));
+    for (int l = 0; l < 8; ++l) acc[l] = _mm256_add_ps(acc[l], _mm256_mul_ps(_mm256_cvtepi32_ps(lanes[l]), factor));
+  };
+  for (int64_t b = 0; b + 1 < blocks; b += 2) {
+    add_block(b, even);
+    add_block(b + 1, odd);
+  }
+  if (blocks % 2) add_block(blocks - 1, even);
+  __m256 quad[4];
+  for (int i = 0; i < 4; ++i) {
+    quad[i] = _mm256_add_ps(_mm256_add_ps(even[i], odd[i]), _mm256_add_ps(even[i + 4], odd[i + 4]));
+  }
+  const __m256 total = _mm256_add_ps(_mm256_add_ps(quad[0], quad[2]), _mm256_add_ps(quad[1], quad[3]));
+  _mm256_storeu_ps(y, _mm256_add_ps(total, _mm256_setzero_ps()));  // + the offset of 0.f, as a -0.f sum becomes 0.f
+}
 #endif
 
 // y (T, N): columns first .. first + 8 from the group at `group` (every row of x), y's row stride ldy.
 template <class B>
-void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy) {
+void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy,
+                const int32_t* bias16) {
 #ifdef CODEDRAFT_AVX2
   float out[8];
   for (int64_t t = 0; t < T; ++t) {
-    group_row<B>(a, t, group, out);
+    if constexpr (k_quant<B>()) {
+      group_row<B>(a, t, group, out);
+    } else {
+      group_block_row<B>(a, t, group, bias16, out);
+    }
     std::memcpy(y + t * ldy + first, out, sizeof out);
   }
 #else
@@ -334,8 +502,8 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
   for (int64_t sb = 0; sb < supers; ++sb) {
     for (int r = 0; r < 8; ++r) Group<B>::unpack(group + sb * Group<B>::kBytes, r, rows.data() + r * row_bytes + sb * B::kBytes);
   }
-  const BlockRows w{rows.data(), row_bytes, supers * 8};
-  for (int64_t t = 0; t < T; ++t) super_block_rows<B, 1>(a, t, w, 0, kGroupRows, y + t * ldy + first, ldy);
+  const BlockRows w{rows.data(), row_bytes, a.K / 32};
+  for (int64_t t = 0; t < T; ++t) q8_rows<B, 1>(a, t, w, 0, kGroupRows, y + t * ldy + first, ldy);
 #endif
 }
 
@@ -350,18 +518,23 @@ inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor&
   with_repacked_type(qtype, [&](auto tag) {
     using B = decltype(tag);
     check_repacked<B>(packed, rows, K);
-    const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, 256);
-    const int64_t supers = K / 256, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
+    const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, B::kValues);
+    std::vector<int32_t> bias16;  // Q5_0: 16 times each run of 4 x codes' sum
+    if constexpr (std::is_same_v<B, Q5_0>) {
+      bias16.resize(T * K / 4);
+      for (int64_t i = 0; i < T * K / 4; ++i) bias16[i] = 16 * (a.q[4 * i] + a.q[4 * i + 1] + a.q[4 * i + 2] + a.q[4 * i + 3]);
+    }
+    const int64_t supers = K / B::kValues, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
     const uint8_t* p = packed.data_ptr<uint8_t>();
     float* yp = y.data_ptr<float>();
     at::parallel_for(0, groups + (tail ? 1 : 0), 1, [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) {
         if (g < groups) {
-          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, rows);
+          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, rows, bias16.data());
           continue;
         }
-        const BlockRows w{p + groups * supers * Group<B>::kBytes, supers * B::kBytes, supers * 8};  // the last rows
-        for (int64_t t = 0; t < T; ++t) super_block_rows<B, 1>(a, t, w, 0, tail, yp + t * rows + groups * kGroupRows, rows);
+        const BlockRows w{p + groups * supers * Group<B>::kBytes, supers * B::kBytes, K / 32};  // the last rows
+        for (int64_t t = 0; t < T; ++t) q8_rows<B, 1>(a, t, w, 0, tail, yp + t * rows + groups * kGroupRows, rows);
       }
     });
   });

@@ -162,7 +162,7 @@ def _repacked_product(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray
     return ops.gguf_q8_linear_repacked(torch.from_numpy(x), packed, int(qtype), blocks.shape[0]).numpy()
 
 
-REPACKED = [Q.Q4_K, Q.Q6_K]
+REPACKED = [Q.Q5_0, Q.Q8_0, Q.Q4_K, Q.Q6_K]
 
 
 # Rows in whole groups of 8, with a few left over, fewer than 8, and odd.
@@ -179,7 +179,7 @@ def test_repacked_products_equal_the_files_blocks_bit_for_bit(qtype: Q, weight_r
 @pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
 def test_repacking_keeps_every_byte_of_the_file(qtype: Q) -> None:
     ops = torch.ops.codedraft_cpu
-    # Q4_K: 16 bytes more a group's super-block (its scales and minimums as bytes); Q6_K: none.
+    # Q4_K: 32 bytes more a group's super-block (its scales and minimums as bytes); the others: none.
     extra = 32 if qtype == Q.Q4_K else 0
     for weight_rows in (1, 8, 37):
         blocks = torch.from_numpy(_blocks(qtype, seed=3)[:weight_rows].copy())
@@ -189,7 +189,7 @@ def test_repacking_keeps_every_byte_of_the_file(qtype: Q) -> None:
         index = torch.tensor([weight_rows - 1, 0, weight_rows // 2])
         rows = ops.gguf_dequantize_repacked(packed, index, int(qtype), weight_rows, WIDTH)
         assert torch.equal(rows, ops.gguf_dequantize(blocks, index, int(qtype), WIDTH))
-    with pytest.raises(RuntimeError, match="only Q4_K and Q6_K rows are repacked"):
+    with pytest.raises(RuntimeError, match="only Q5_0, Q8_0, Q4_K and Q6_K rows are repacked"):
         ops.gguf_q8_repack(torch.from_numpy(_blocks(Q.Q5_K)), int(Q.Q5_K))
     with pytest.raises(RuntimeError, match="do not hold 36 rows"):
         ops.gguf_q8_linear_repacked(torch.zeros(1, WIDTH), packed, int(qtype), 36)
@@ -224,7 +224,7 @@ ops = torch.ops.codedraft_cpu
 out = {}
 for name, qtype, blocks, x in torch.load(sys.argv[1]):
     out[name] = ops.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
-    if name in ("Q4_K", "Q6_K"):
+    if name in ("Q5_0", "Q8_0", "Q4_K", "Q6_K"):
         packed = ops.gguf_q8_repack(blocks, qtype)
         repacked = ops.gguf_q8_linear_repacked(x, packed, qtype, blocks.shape[0])
         out["repacked " + name] = repacked.numpy().tobytes().hex()
@@ -234,7 +234,7 @@ print(json.dumps(out))
 
 def test_the_portable_build_gives_the_same_numbers(tmp_path: Path) -> None:
     """Built without AVX2 (plain loops), the products are the same bits as this build's (VNNI or AVX2),
-    repacked Q4_K and Q6_K rows too."""
+    repacked Q5_0, Q8_0, Q4_K and Q6_K rows too."""
     x = torch.from_numpy(_x(9, seed=4))
     cases = [(q.name, int(q), torch.from_numpy(_blocks(q, seed=3)), x) for q in TYPES]
     torch.save(cases, tmp_path / "cases.pt")
@@ -247,4 +247,5 @@ def test_the_portable_build_gives_the_same_numbers(tmp_path: Path) -> None:
     for name, qtype, blocks, x in cases:
         here = torch.ops.codedraft_cpu.gguf_q8_linear(x, blocks, qtype).numpy().tobytes().hex()
         assert portable[name] == here, name
-    assert portable["repacked Q4_K"] == portable["Q4_K"] and portable["repacked Q6_K"] == portable["Q6_K"]
+    for name in ("Q5_0", "Q8_0", "Q4_K", "Q6_K"):
+        assert portable["repacked " + name] == portable[name], name

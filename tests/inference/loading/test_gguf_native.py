@@ -34,6 +34,7 @@ from tests.inference.engine.engine_helpers import (
     run_all,
     tiny_k_quant_model,
 )
+from tests.inference.loading.test_gguf_loading import GEMMA3
 from tests.inference.models.test_models_reference import LONG_PROMPT, paged_logits
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
@@ -146,6 +147,40 @@ def test_repacked_blocks_give_the_logits_of_the_files_blocks_bit_for_bit(
     assert isinstance(repacked.model.model.embed_tokens, GGUFEmbedding)
     ids = repacked.tokenizer.encode(LONG_PROMPT)
     assert torch.equal(paged_logits(repacked, ids), paged_logits(in_place, ids))
+
+
+def test_a_gemma_file_with_a_tied_q8_0_head_and_q5_0_layers_repacks_to_the_same_logits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemma 3 270M's layout in small: Q5_0 layers, Q4_K and Q6_K here and there, a tied Q8_0 head
+    that is also the embedding table. Repacked (only the repacked bytes kept), the logits are those of
+    the file's blocks read in place to the bit, and the embedding rows read from the repacked head are
+    gguf's dequantization of the file's."""
+    checkpoint = make_tiny_checkpoint(
+        tmp_path / "gemma", "gemma3_text", hidden_size=256, head_dim=64, intermediate_size=512, **GEMMA3
+    )
+    gemma_mix = {".v_proj.": Q.Q6_K, "layers.1.mlp.down_proj": Q.Q4_K, "embed_tokens": Q.Q8_0}
+    write_gguf(checkpoint, tmp_path / "model.gguf", Q.Q5_0, types=gemma_mix)
+    repacked = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
+    assert repacked.model.repacking is not None
+    repacked.model.repacking.join()
+    with monkeypatch.context() as patch:
+        patch.setattr(gguf_linear, "REPACKED_TYPES", frozenset())
+        in_place = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
+    linears = [m for m in repacked.model.modules() if isinstance(m, GGUFLinear)]
+    assert {m.matrix.qtype for m in linears if m.repacked} == {Q.Q5_0, Q.Q4_K, Q.Q6_K, Q.Q8_0}
+    assert all(m.repacked for m in linears)
+    head = repacked.model.lm_head
+    assert head.repacked and head.blocks.dim() == 1 and head._file_matrix is None
+    embeddings = repacked.model.model.embed_tokens
+    assert isinstance(embeddings, GGUFEmbedding) and embeddings.matrix is head
+    file_table = in_place.model.model.embed_tokens.matrix
+    ids = torch.tensor([[0, 5, head.out_features - 1], [3, 3, 17]])
+    assert torch.equal(embeddings(ids), file_table.rows(ids))
+    expected = gguf.quants.dequantize(file_table.blocks.numpy(), Q.Q8_0).reshape(file_table.shape)
+    assert torch.equal(embeddings(ids), torch.from_numpy(expected)[ids])
+    prompt = repacked.tokenizer.encode(LONG_PROMPT)
+    assert torch.equal(paged_logits(repacked, prompt), paged_logits(in_place, prompt))
 
 
 def _mapped_ranges(path: Path) -> list[tuple[int, int]]:
