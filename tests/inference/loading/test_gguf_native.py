@@ -127,6 +127,18 @@ def test_cache_hit_and_speculation_are_exact_on_a_k_quant_file(
     assert_cache_hit_and_speculation_exact(load_model(tmp_path / "model.gguf", device="cpu", weights=form))
 
 
+def _repacked_and_in_place(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[LoadedModel, LoadedModel]:
+    """`path` served native_q8 twice: repacked (the thread joined), and with nothing repacked."""
+    repacked = load_model(path, device="cpu", weights="native_q8")
+    assert repacked.model.repacking is not None
+    repacked.model.repacking.join()
+    with monkeypatch.context() as patch:
+        patch.setattr(gguf_linear, "REPACKED_TYPES", frozenset())
+        in_place = load_model(path, device="cpu", weights="native_q8")
+    assert in_place.model.repacking is None
+    return repacked, in_place
+
+
 def test_repacked_blocks_give_the_logits_of_the_files_blocks_bit_for_bit(
     wide_llama: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,13 +146,7 @@ def test_repacked_blocks_give_the_logits_of_the_files_blocks_bit_for_bit(
     tied head too, in Q6_K, its embedding reading the repacked bytes), against the same file read in
     place: the same logits to the bit, and the same greedy tokens."""
     write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types={**Q4_K_M, "embed_tokens": Q.Q6_K})
-    repacked = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
-    assert repacked.model.repacking is not None
-    repacked.model.repacking.join()
-    with monkeypatch.context() as patch:
-        patch.setattr(gguf_linear, "REPACKED_TYPES", frozenset())
-        in_place = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
-    assert in_place.model.repacking is None
+    repacked, in_place = _repacked_and_in_place(tmp_path / "model.gguf", monkeypatch)
     linears = [m for m in repacked.model.modules() if isinstance(m, GGUFLinear)]
     assert {m.matrix.qtype for m in linears if m.repacked} == {Q.Q4_K, Q.Q6_K}
     assert repacked.model.lm_head.repacked
@@ -161,12 +167,7 @@ def test_a_gemma_file_with_a_tied_q8_0_head_and_q5_0_layers_repacks_to_the_same_
     )
     gemma_mix = {".v_proj.": Q.Q6_K, "layers.1.mlp.down_proj": Q.Q4_K, "embed_tokens": Q.Q8_0}
     write_gguf(checkpoint, tmp_path / "model.gguf", Q.Q5_0, types=gemma_mix)
-    repacked = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
-    assert repacked.model.repacking is not None
-    repacked.model.repacking.join()
-    with monkeypatch.context() as patch:
-        patch.setattr(gguf_linear, "REPACKED_TYPES", frozenset())
-        in_place = load_model(tmp_path / "model.gguf", device="cpu", weights="native_q8")
+    repacked, in_place = _repacked_and_in_place(tmp_path / "model.gguf", monkeypatch)
     linears = [m for m in repacked.model.modules() if isinstance(m, GGUFLinear)]
     assert {m.matrix.qtype for m in linears if m.repacked} == {Q.Q5_0, Q.Q4_K, Q.Q6_K, Q.Q8_0}
     assert all(m.repacked for m in linears)
