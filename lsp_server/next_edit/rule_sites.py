@@ -67,14 +67,27 @@ class Site:
 
 
 def too_wide(rule: EditRule) -> bool:
-    """Whether a rule from one edit has nothing telling to recognise a site by: no name or literal
-    of three characters or more other than a common one, unless the edit turned one kind of node
-    into another (``print x`` -> ``print(x)``: the statement's keyword tells its sites)."""
-    if rule.examples > 1:
-        return False
+    """Whether a rule has nothing telling to recognise a site by: no name or literal of three
+    characters or more other than a common one, unless the edit turned one kind of node into
+    another (``print x`` -> ``print(x)``: the statement's keyword tells its sites). Two examples
+    make such a rule worth showing only when its replacement writes a word of its own (``def □():``
+    -> ``def □() -> None:``); one that only moves or brackets its holes (``assert □ == □`` swapped,
+    ``□ and □`` -> ``(□ and □)``) is a matter of taste applied at some of the places of a very
+    common shape, which the code does not tell apart: quiet. A deletion is exempt."""
     words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
     telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
-    return not telling and not (rule.reshapes and _leads_with_keyword(rule))
+    if telling or (rule.reshapes and _leads_with_keyword(rule)):
+        return False
+    if rule.examples == 1:
+        return True
+    return rule.deletes is None and not _writes_a_word(rule)
+
+
+def _writes_a_word(rule: EditRule) -> bool:
+    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks."""
+    fixed = set(fixed_words(rule.before))
+    written = (part for part in rule.after if isinstance(part, bytes))
+    return any(word not in fixed for part in written for word in re.findall(rb"\w+", part))
 
 
 def _leads_with_keyword(rule: EditRule) -> bool:

@@ -176,3 +176,41 @@ def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> No
     assert _sites("python", before, after) == [
         ("pipe(b).converter.__annotations__", "pipe(b).__annotations__")
     ]  # pipe(b).converter.__annotations__ is also □.__annotations__, the result's shape
+
+
+@pytest.mark.parametrize(
+    ("before", "once", "twice"),
+    [
+        pytest.param(
+            "check(a == 1)\nassert p == q\nassert r == s\nassert u == v\n",
+            "check(a == 1)\nassert q == p\nassert r == s\nassert u == v\n",
+            "check(a == 1)\nassert q == p\nassert s == r\nassert u == v\n",
+            id="operands swapped",
+        ),
+        pytest.param(
+            "go = a and b\nstop = c and d\nok = e and f\n",
+            "go = (a and b)\nstop = c and d\nok = e and f\n",
+            "go = (a and b)\nstop = (c and d)\nok = e and f\n",
+            id="brackets added",
+        ),
+    ],
+)
+def test_two_examples_that_only_move_or_bracket_holes_stay_quiet(before: str, once: str, twice: str) -> None:
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == []
+
+
+def test_two_examples_that_write_a_word_of_their_own_still_repeat() -> None:
+    before = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n"
+    once = before.replace("def test_a():", "def test_a() -> None:", 1)
+    twice = once.replace("def test_b():", "def test_b() -> None:", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("def test_c():\n    pass", "def test_c() -> None:\n    pass")
+    ]
