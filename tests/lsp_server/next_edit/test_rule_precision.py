@@ -214,3 +214,15 @@ def test_two_examples_that_write_a_word_of_their_own_still_repeat() -> None:
     assert _apply("python", both, twice, (second.start, second.end)) == [
         ("def test_c():\n    pass", "def test_c() -> None:\n    pass")
     ]
+
+
+def test_a_flag_set_at_one_call_is_not_set_at_the_others() -> None:
+    before = 'watch(job, "run")\nwatch(task, "stop")\nwatch(job, "start")\n'
+    after = before.replace('watch(job, "run")', 'watch(job, "run", verbose=True)', 1)
+    assert _sites("python", before, after) == []
+
+
+def test_an_argument_with_a_value_that_varies_is_still_added_at_the_other_calls() -> None:
+    before = 'watch(job, "run")\nwatch(task, "stop")\n'
+    after = before.replace('watch(job, "run")', 'watch(job, "run", delay=delay)', 1)
+    assert _sites("python", before, after) == [('watch(task, "stop")', 'watch(task, "stop", delay=delay)')]
