@@ -226,3 +226,17 @@ def test_an_argument_with_a_value_that_varies_is_still_added_at_the_other_calls(
     before = 'watch(job, "run")\nwatch(task, "stop")\n'
     after = before.replace('watch(job, "run")', 'watch(job, "run", delay=delay)', 1)
     assert _sites("python", before, after) == [('watch(task, "stop")', 'watch(task, "stop", delay=delay)')]
+
+
+def test_two_examples_whose_kept_part_is_a_hole_at_different_depths_agree() -> None:
+    before = (
+        "limits: Optional[Dict[str, int]] = None\nname: Optional[Text] = None\n"
+        "other = 1\nsize: Optional[int] = None\n"
+    )
+    once = before.replace("limits: Optional[Dict[str, int]]", "limits: Dict[str, int] | None", 1)
+    twice = once.replace("name: Optional[Text]", "name: Text | None", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [("Optional[int]", "int | None")]
