@@ -9,8 +9,9 @@ with the same rules for a second round of fixes (fastapi and starlette read, req
 sqlalchemy/alembic, mined with them and replayed only after that round's last change (then read,
 and one more change made); pytest-dev/pluggy, mined before that change and replayed only after
 it; and, for a third round, encode/uvicorn, python-poetry/tomlkit, pytest-dev/pytest-mock and
-httpie/cli, mined and measured before that round's changes and after them, never read
-(``HELD_OUT``: replayed by name only). Rules, applied to each
+httpie/cli, mined and measured before that round's changes and after them (read in the fourth
+round); and, for the fourth round, encode/httpcore and aio-libs/yarl, mined and measured before
+that round's changes and after them, never read (``HELD_OUT``: replayed by name only). Rules, applied to each
 commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
 characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
 lines, ``cases.py``):
@@ -54,6 +55,8 @@ REPOSITORIES = {
     "tomlkit": ("https://github.com/python-poetry/tomlkit", "d8ed1e3cdb024dfc2c6f12b45a0dfd4d4d91f727"),
     "pytest-mock": ("https://github.com/pytest-dev/pytest-mock", "9b666cdeff8bd396510e8f52633915a6d57a5f3c"),
     "httpie": ("https://github.com/httpie/cli", "5b604c37c6c67e18e7c3e9aee6c88a8c22b98345"),
+    "httpcore": ("https://github.com/encode/httpcore", "98209758cc14e1a5f966fe1dfdc1064b94055d8c"),
+    "yarl": ("https://github.com/aio-libs/yarl", "7009e844cec7959e73741102ceadff49ed914291"),
 }
 HELD_OUT = (
     "fastapi",
@@ -65,6 +68,8 @@ HELD_OUT = (
     "tomlkit",
     "pytest-mock",
     "httpie",
+    "httpcore",
+    "yarl",
 )
 """Mined after a round of the rules' changes, each a check that round was not tuned on (pluggy the
 last); replayed only when named."""

@@ -181,9 +181,13 @@ def telling_words(pattern: Pattern) -> list[bytes]:
 def generalize(first: Pattern, second: Pattern, pairs: dict[tuple[Pattern, Pattern], int]) -> Pattern:
     """The most specific pattern both ``first`` and ``second`` are instances of (anti-unification):
     where they differ, a hole. ``pairs`` numbers the holes by the pair of sub-patterns each stands for
-    (the same pair twice gives the same hole), so a caller can map either side's holes to them."""
+    (the same pair twice gives the same hole), so a caller can map either side's holes to them. A
+    node that only wraps a hole is that hole where the other side has a hole (a kept type is a hole
+    at the wrapper ``type`` in one example, at the name inside it in another)."""
     if first == second and not holes_of(first):
         return first
+    if isinstance(first, Hole) or isinstance(second, Hole):
+        first, second = _unwrapped(first), _unwrapped(second)
     if isinstance(first, Branch) and isinstance(second, Branch):
         if first.type != second.type or len(first.children) != len(second.children):
             return _hole_for(first, second, pairs)
@@ -192,6 +196,14 @@ def generalize(first: Pattern, second: Pattern, pairs: dict[tuple[Pattern, Patte
             children.append(generalize(a, b, pairs))
         return Branch(first.type, tuple(children))
     return _hole_for(first, second, pairs)
+
+
+def _unwrapped(pattern: Pattern) -> Pattern:
+    """The hole that ``pattern`` only wraps (a node of one child, down to a hole), else ``pattern``."""
+    inner = pattern
+    while isinstance(inner, Branch) and len(inner.children) == 1:
+        inner = inner.children[0]
+    return inner if isinstance(inner, Hole) else pattern
 
 
 def _hole_for(first: Pattern, second: Pattern, pairs: dict[tuple[Pattern, Pattern], int]) -> Hole:

@@ -9,7 +9,9 @@ byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, eac
 ``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule learned
 from one edit whose fixed names and literals are all common tokens (``self``, ``0``, ``None``) or
 shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
-matches too widely to be a guess worth showing: no sites (two examples may). An edit that turns one
+matches too widely to be a guess worth showing: no sites (two examples may, when the replacement
+writes a word of its own); nor has a rule whose whole change sets one keyword argument to a constant
+(a flag: a choice made per call). An edit that turns one
 kind of node into another is recognised by the keyword it starts with (``print x``), never by an
 operator alone (``a in b``).
 """
@@ -67,14 +69,43 @@ class Site:
 
 
 def too_wide(rule: EditRule) -> bool:
-    """Whether a rule from one edit has nothing telling to recognise a site by: no name or literal
-    of three characters or more other than a common one, unless the edit turned one kind of node
-    into another (``print x`` -> ``print(x)``: the statement's keyword tells its sites)."""
-    if rule.examples > 1:
-        return False
+    """Whether a rule has nothing telling to recognise a site by: no name or literal of three
+    characters or more other than a common one, unless the edit turned one kind of node into
+    another (``print x`` -> ``print(x)``: the statement's keyword tells its sites). Two examples
+    make such a rule worth showing only when its replacement writes a word of its own (``def □():``
+    -> ``def □() -> None:``); one that only moves or brackets its holes (``assert □ == □`` swapped,
+    ``□ and □`` -> ``(□ and □)``) is a matter of taste applied at some of the places of a very
+    common shape, which the code does not tell apart: quiet. A deletion is exempt."""
+    if _sets_a_flag(rule):
+        return True
     words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
     telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
-    return not telling and not (rule.reshapes and _leads_with_keyword(rule))
+    if telling or (rule.reshapes and _leads_with_keyword(rule)):
+        return False
+    if rule.examples == 1:
+        return True
+    return rule.deletes is None and not _writes_a_word(rule)
+
+
+def _sets_a_flag(rule: EditRule) -> bool:
+    """Whether all the rule writes is one keyword argument set to a constant (``spy(o, "m")`` ->
+    ``spy(o, "m", iterators=True)``, ``@hookimpl`` -> ``@hookimpl(wrapper=True)``): a choice made per
+    call, which the calls' shapes do not tell (read in the held-out histories, such a rule was wrong
+    at most of the calls it matched, even after two examples): quiet."""
+    if rule.defines:
+        return False  # a parameter's default, not a call's argument
+    fixed = set(fixed_words(rule.before))
+    written = b" ".join(part for part in rule.after if isinstance(part, bytes))
+    new = {word for word in re.findall(rb"\w+", written) if word not in fixed}
+    flag = re.search(rb"(?:^|[(,])\s*([A-Za-z_]\w*)\s*=\s*(True|False|None)\b", written)
+    return flag is not None and flag.group(1) in new and new <= {flag.group(1), flag.group(2)}
+
+
+def _writes_a_word(rule: EditRule) -> bool:
+    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks."""
+    fixed = set(fixed_words(rule.before))
+    written = (part for part in rule.after if isinstance(part, bytes))
+    return any(word not in fixed for part in written for word in re.findall(rb"\w+", part))
 
 
 def _leads_with_keyword(rule: EditRule) -> bool:

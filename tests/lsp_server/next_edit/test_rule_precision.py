@@ -176,3 +176,67 @@ def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> No
     assert _sites("python", before, after) == [
         ("pipe(b).converter.__annotations__", "pipe(b).__annotations__")
     ]  # pipe(b).converter.__annotations__ is also □.__annotations__, the result's shape
+
+
+@pytest.mark.parametrize(
+    ("before", "once", "twice"),
+    [
+        pytest.param(
+            "check(a == 1)\nassert p == q\nassert r == s\nassert u == v\n",
+            "check(a == 1)\nassert q == p\nassert r == s\nassert u == v\n",
+            "check(a == 1)\nassert q == p\nassert s == r\nassert u == v\n",
+            id="operands swapped",
+        ),
+        pytest.param(
+            "go = a and b\nstop = c and d\nok = e and f\n",
+            "go = (a and b)\nstop = c and d\nok = e and f\n",
+            "go = (a and b)\nstop = (c and d)\nok = e and f\n",
+            id="brackets added",
+        ),
+    ],
+)
+def test_two_examples_that_only_move_or_bracket_holes_stay_quiet(before: str, once: str, twice: str) -> None:
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == []
+
+
+def test_two_examples_that_write_a_word_of_their_own_still_repeat() -> None:
+    before = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n"
+    once = before.replace("def test_a():", "def test_a() -> None:", 1)
+    twice = once.replace("def test_b():", "def test_b() -> None:", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("def test_c():\n    pass", "def test_c() -> None:\n    pass")
+    ]
+
+
+def test_a_flag_set_at_one_call_is_not_set_at_the_others() -> None:
+    before = 'watch(job, "run")\nwatch(task, "stop")\nwatch(job, "start")\n'
+    after = before.replace('watch(job, "run")', 'watch(job, "run", verbose=True)', 1)
+    assert _sites("python", before, after) == []
+
+
+def test_an_argument_with_a_value_that_varies_is_still_added_at_the_other_calls() -> None:
+    before = 'watch(job, "run")\nwatch(task, "stop")\n'
+    after = before.replace('watch(job, "run")', 'watch(job, "run", delay=delay)', 1)
+    assert _sites("python", before, after) == [('watch(task, "stop")', 'watch(task, "stop", delay=delay)')]
+
+
+def test_two_examples_whose_kept_part_is_a_hole_at_different_depths_agree() -> None:
+    before = (
+        "limits: Optional[Dict[str, int]] = None\nname: Optional[Text] = None\n"
+        "other = 1\nsize: Optional[int] = None\n"
+    )
+    once = before.replace("limits: Optional[Dict[str, int]]", "limits: Dict[str, int] | None", 1)
+    twice = once.replace("name: Optional[Text]", "name: Text | None", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [("Optional[int]", "int | None")]
