@@ -165,7 +165,7 @@ def _repacked_product(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray
 REPACKED = [Q.Q5_0, Q.Q8_0, Q.Q4_K, Q.Q6_K]
 
 
-# Rows in whole groups of 8, with a few left over, fewer than 8, and odd; x rows around and past the tile of 4.
+# Rows in whole groups of 8, with a few left over, fewer than 8, and odd; x rows around the tile of 4.
 @pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
 @pytest.mark.parametrize("weight_rows", [1, 7, 8, 16, 37])
 @pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 9, 64])
