@@ -43,6 +43,18 @@ constexpr int64_t kGroupRows = 8;
 template <class B>
 struct Group;
 
+// pack and unpack for a layout that only moves byte runs: G::runs(r, f) calls f(group offset, block
+// offset, bytes) for each run of row r.
+template <class G>
+struct CopiedRuns {
+  static void pack(const uint8_t* const blocks[8], uint8_t* out) {
+    for (int r = 0; r < 8; ++r) G::runs(r, [&](int g, int b, int n) { std::memcpy(out + g, blocks[r] + b, n); });
+  }
+  static void unpack(const uint8_t* group, int r, uint8_t* block) {
+    G::runs(r, [&](int g, int b, int n) { std::memcpy(block + b, group + g, n); });
+  }
+};
+
 template <>
 struct Group<Q4_K> {
   static constexpr int64_t kBytes = 8 * Q4_K::kBytes + 32;
@@ -81,7 +93,7 @@ struct Group<Q4_K> {
 };
 
 template <>
-struct Group<Q6_K> {
+struct Group<Q6_K> : CopiedRuns<Group<Q6_K>> {
   static constexpr int64_t kBytes = 8 * Q6_K::kBytes;
   // f(at in the group, at in the block, bytes) for each run of row r's bytes (ql 0, qh 128, scales 192, d 208).
   template <class F>
@@ -97,27 +109,15 @@ struct Group<Q6_K> {
       }
     }
   }
-  static void pack(const uint8_t* const blocks[8], uint8_t* out) {
-    for (int r = 0; r < 8; ++r) runs(r, [&](int g, int b, int n) { std::memcpy(out + g, blocks[r] + b, n); });
-  }
-  static void unpack(const uint8_t* group, int r, uint8_t* block) {
-    runs(r, [&](int g, int b, int n) { std::memcpy(block + b, group + g, n); });
-  }
 };
 
 template <>
-struct Group<Q8_0> {
+struct Group<Q8_0> : CopiedRuns<Group<Q8_0>> {
   static constexpr int64_t kBytes = 8 * Q8_0::kBytes;
   template <class F>
   static void runs(int r, F&& f) {
     f(2 * r, 0, 2);
     for (int l = 0; l < 8; ++l) f(16 + 32 * l + 4 * r, 2 + 4 * l, 4);
-  }
-  static void pack(const uint8_t* const blocks[8], uint8_t* out) {
-    for (int r = 0; r < 8; ++r) runs(r, [&](int g, int b, int n) { std::memcpy(out + g, blocks[r] + b, n); });
-  }
-  static void unpack(const uint8_t* group, int r, uint8_t* block) {
-    runs(r, [&](int g, int b, int n) { std::memcpy(block + b, group + g, n); });
   }
 };
 
