@@ -410,6 +410,23 @@ inline void group_row(const ActivationCodes& a, int64_t t, const uint8_t* group,
   _mm256_storeu_ps(y, _mm256_sub_ps(total, offset));
 }
 
+// Sums of four u8 x s8 products in each int32 lane: code magnitudes (or Q5_0's unsigned codes) by x.
+inline __m256i quad_products(__m256i magnitude, __m256i v) {
+#ifdef CODEDRAFT_VNNI
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitude, v);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, v), _mm256_set1_epi16(1));
+#endif
+}
+
+// Q5_0's codes 0 .. 31 for lane l: the nibbles with the fifth bits' bit l (see the layout) as 0x10.
+inline __m256i q5_0_codes(__m256i fifth, __m256i nibbles, int l) {
+  __m256i top = _mm256_and_si256(fifth, _mm256_set1_epi8(static_cast<char>(1 << l)));  // bit l -> 0x10
+  if (l < 4) top = _mm256_slli_epi16(top, 4 - l);
+  if (l > 4) top = _mm256_srli_epi16(top, l - 4);
+  return _mm256_or_si256(nibbles, top);
+}
+
 // Integer lanes of one group block (a 32-weight type) for the 32 x codes at x: lanes[l] holds lane l
 // of the eight rows. Q5_0's codes are taken as 0 .. 31 and lane l then loses 16 times the sum of its
 // 4 x codes (bias16[l]): the same integers as the signed codes give.
@@ -420,25 +437,13 @@ inline void group_block_lanes(const uint8_t* g, const int8_t* x, const int32_t* 
     for (int l = 0; l < 8; ++l) {
       const __m256i c = load32(g + 16 + 32 * l);
       const __m256i v = _mm256_sign_epi8(broadcast32(x + 4 * l), c);
-#ifdef CODEDRAFT_VNNI
-      lanes[l] = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(c), v);
-#else
-      lanes[l] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(c), v), _mm256_set1_epi16(1));
-#endif
+      lanes[l] = quad_products(_mm256_abs_epi8(c), v);
     }
   } else {
     const __m256i mask = _mm256_set1_epi8(0x0F);
     const __m256i fifth = load32(g + 16);
     const auto lane = [&](int l, __m256i nibbles) {
-      __m256i top = _mm256_and_si256(fifth, _mm256_set1_epi8(static_cast<char>(1 << l)));  // bit l -> 0x10
-      if (l < 4) top = _mm256_slli_epi16(top, 4 - l);
-      if (l > 4) top = _mm256_srli_epi16(top, l - 4);
-      const __m256i c = _mm256_or_si256(nibbles, top), v = broadcast32(x + 4 * l);
-#ifdef CODEDRAFT_VNNI
-      const __m256i products = _mm256_dpbusd_epi32(_mm256_setzero_si256(), c, v);
-#else
-      const __m256i products = _mm256_madd_epi16(_mm256_maddubs_epi16(c, v), _mm256_set1_epi16(1));
-#endif
+      const __m256i products = quad_products(q5_0_codes(fifth, nibbles, l), broadcast32(x + 4 * l));
       lanes[l] = _mm256_sub_epi32(products, _mm256_set1_epi32(bias16[l]));
     };
 #pragma GCC unroll 4
@@ -612,29 +617,17 @@ inline void group_block_tile(const ActivationCodes& a, int64_t t0, const uint8_t
 #pragma GCC unroll 4
         for (int t = 0; t < TX; ++t) {
           const __m256i v = _mm256_sign_epi8(broadcast32(x[t] + 4 * l), c);
-#ifdef CODEDRAFT_VNNI
-          add(t, l, _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitude, v));
-#else
-          add(t, l, _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, v), _mm256_set1_epi16(1)));
-#endif
+          add(t, l, quad_products(magnitude, v));
         }
       }
     } else {
       const __m256i mask = _mm256_set1_epi8(0x0F);
       const __m256i fifth = load32(g + 16);
       const auto lane = [&](int l, __m256i nibbles) {
-        __m256i top = _mm256_and_si256(fifth, _mm256_set1_epi8(static_cast<char>(1 << l)));  // bit l -> 0x10
-        if (l < 4) top = _mm256_slli_epi16(top, 4 - l);
-        if (l > 4) top = _mm256_srli_epi16(top, l - 4);
-        const __m256i c = _mm256_or_si256(nibbles, top);
+        const __m256i c = q5_0_codes(fifth, nibbles, l);
 #pragma GCC unroll 4
         for (int t = 0; t < TX; ++t) {
-          const __m256i v = broadcast32(x[t] + 4 * l);
-#ifdef CODEDRAFT_VNNI
-          const __m256i products = _mm256_dpbusd_epi32(_mm256_setzero_si256(), c, v);
-#else
-          const __m256i products = _mm256_madd_epi16(_mm256_maddubs_epi16(c, v), _mm256_set1_epi16(1));
-#endif
+          const __m256i products = quad_products(c, broadcast32(x[t] + 4 * l));
           add(t, l, _mm256_sub_epi32(products, _mm256_set1_epi32(bias16[((t0 + t) * blocks + b) * 8 + l])));
         }
       };
