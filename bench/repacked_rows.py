@@ -1,5 +1,5 @@
 """One-row (decode) and many-row products of `native_q8` on K-quant matrices, the file's blocks
-against the same blocks repacked eight rows at a time (`kernels/gguf_int8_repacked.h`), interleaved
+against the same blocks repacked eight rows at a time (`kernels/gguf_repacked_*.h`), interleaved
 in one process, 1 thread: per-call µs, median of the repetitions (docs/benchmarks.md).
 
 Random blocks of the 1.5B-class file's shapes (Qwen2.5-Coder-1.5B's) and Gemma 3 270M's (its Q8_0

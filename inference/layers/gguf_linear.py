@@ -16,7 +16,7 @@ scales applied per sub-block in float32. Outputs then differ from the float32 pr
 rounding of x (at most half a step, max|x| / 254 of its run, per value), but every row goes through
 the same arithmetic alone, whatever the other rows of its call and however many. A Q4_K, Q6_K, Q8_0
 or Q5_0 matrix is repacked once at load for these products, eight rows' blocks interleaved
-(`kernels/gguf_int8_repacked.h`): the same outputs bit for bit, fewer instructions a weight, and the
+(`kernels/gguf_repacked_*.h`): the same outputs bit for bit, fewer instructions a weight, and the
 repacked bytes replace the file's (the same size, 2.8 % more for Q4_K; no float copy).
 """
 

@@ -5,7 +5,7 @@
 #include "attention.h"
 #include "block_products.h"
 #include "gguf_int8_products.h"
-#include "gguf_int8_repacked.h"
+#include "gguf_repacked_products.h"
 #include "gguf_products.h"
 #include "int8_products.h"
 
@@ -41,7 +41,7 @@ at::Tensor gguf_q8_linear(const at::Tensor& x, const at::Tensor& blocks, int64_t
   return gguf::int8_linear(x, blocks, qtype);
 }
 
-// The same products on Q4_K / Q6_K / Q8_0 / Q5_0 rows repacked at load (gguf_int8_repacked.h): the same outputs, bit for bit.
+// The same products on Q4_K / Q6_K / Q8_0 / Q5_0 rows repacked at load (gguf_repacked_products.h): the same outputs, bit for bit.
 at::Tensor gguf_q8_linear_repacked(const at::Tensor& x, const at::Tensor& packed, int64_t qtype, int64_t rows) {
   return gguf::repacked_int8_linear(x, packed, qtype, rows);
 }

@@ -197,3 +197,28 @@ def test_a_bad_slot_is_refused_before_any_kv_is_written() -> None:
             qkv, trig, trig, k_cache, v_cache, torch.tensor([5, 999]), torch.tensor([1, 2]), 6, 6, 0.25
         )
     assert torch.equal(k_cache, before[0]) and torch.equal(v_cache, before[1])
+
+
+def test_every_header_the_library_includes_is_part_of_the_build_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A header changed on its own must name a new binary, else an old build would be loaded.
+    sources = tmp_path / "kernels"
+    sources.mkdir()
+    for path in cpu_kernels.SOURCES.iterdir():
+        (sources / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(cpu_kernels, "SOURCES", sources)
+    included = {
+        line.split('"')[1]
+        for path in sources.iterdir()
+        for line in path.read_text().splitlines()
+        if line.startswith('#include "')
+    }
+    assert "gguf_repacked_tiles.h" in included and included <= {path.name for path in sources.iterdir()}
+    before = cpu_kernels._library_path("c++")
+    for name in sorted(included):
+        header = sources / name
+        header.write_text(header.read_text() + "\n")
+        after = cpu_kernels._library_path("c++")
+        assert after != before, name
+        before = after

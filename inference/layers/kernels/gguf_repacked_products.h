@@ -1,0 +1,86 @@
+// The 8-bit-activation products on Q4_K, Q6_K, Q8_0 and Q5_0 rows repacked once at load (the layout:
+// gguf_repacked_layout.h; one row of x: gguf_repacked_rows.h; tiles of x rows: gguf_repacked_tiles.h):
+// eight weight rows' (super-)blocks interleaved, so that one pass over a super-block of x feeds the
+// eight rows, a register holding one integer lane of each of them (llama.cpp's CPU repack of
+// block_q4_Kx8 has the same idea). The arithmetic is gguf_int8_products.h's to the bit: per row and
+// super-block the same eight integer lanes (lane l: the products of codes 4l .. 4l + 3 of every
+// sub-block, times its scale; Q6_K's bias of 32 taken off lane l as there) and the same minimums'
+// sum, then the same float32 operations in the same order, lane l of eight rows in one register;
+// horizontal_sum's tree is then a sum of registers. Q8_0 and Q5_0 likewise: block_rows_q8's lanes,
+// its even and odd float chains, its final add of a zero offset (a sum of -0.f comes out 0.f).
+#pragma once
+#include "gguf_repacked_tiles.h"
+#include "gguf_repacking.h"
+
+namespace codedraft::gguf {
+
+// y (T, N): columns first .. first + 8 from the group at `group` (every row of x), y's row stride ldy.
+template <class B>
+void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy,
+                const int32_t* bias16) {
+#ifdef CODEDRAFT_AVX2
+  float out[8];
+  int64_t t = 0;
+  for (float tile[kTileRows][8]; t + kTileRows <= T; t += kTileRows) {
+    if constexpr (k_quant<B>()) {
+      group_tile<B, kTileRows>(a, t, group, tile);
+    } else {
+      group_block_tile<B, kTileRows>(a, t, group, bias16, tile);
+    }
+    for (int i = 0; i < kTileRows; ++i) std::memcpy(y + (t + i) * ldy + first, tile[i], sizeof tile[i]);
+  }
+  for (; t < T; ++t) {
+    if constexpr (k_quant<B>()) {
+      group_row<B>(a, t, group, out);
+    } else {
+      group_block_row<B>(a, t, group, bias16, out);
+    }
+    std::memcpy(y + t * ldy + first, out, sizeof out);
+  }
+#else
+  // The file's blocks of the eight rows back, then the one-row arithmetic of gguf_int8_products.h.
+  const int64_t supers = a.runs, row_bytes = supers * B::kBytes;
+  std::vector<uint8_t> rows(kGroupRows * row_bytes);
+  for (int64_t sb = 0; sb < supers; ++sb) {
+    for (int r = 0; r < 8; ++r) Group<B>::unpack(group + sb * Group<B>::kBytes, r, rows.data() + r * row_bytes + sb * B::kBytes);
+  }
+  const BlockRows w{rows.data(), row_bytes, a.K / 32};
+  for (int64_t t = 0; t < T; ++t) q8_rows<B, 1>(a, t, w, 0, kGroupRows, y + t * ldy + first, ldy);
+#endif
+}
+
+// x (T, K) float32, quantized to 8 bits, times the `rows` repacked weight rows transposed: (T, rows).
+// Every output equals gguf_q8_linear's on the file's blocks, bit for bit.
+inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor& packed, int64_t qtype, int64_t rows) {
+  TORCH_CHECK(x_in.dim() == 2 && x_in.scalar_type() == at::kFloat && x_in.device().is_cpu(),
+              "x must be (T, in) float32 on the CPU");
+  const at::Tensor x = x_in.contiguous();
+  const int64_t T = x.size(0), K = x.size(1);
+  at::Tensor y = at::empty({T, rows}, x.options());
+  with_repacked_type(qtype, [&](auto tag) {
+    using B = decltype(tag);
+    check_repacked<B>(packed, rows, K);
+    const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, B::kValues);
+    std::vector<int32_t> bias16;  // Q5_0: 16 times each run of 4 x codes' sum
+    if constexpr (std::is_same_v<B, Q5_0>) {
+      bias16.resize(T * K / 4);
+      for (int64_t i = 0; i < T * K / 4; ++i) bias16[i] = 16 * (a.q[4 * i] + a.q[4 * i + 1] + a.q[4 * i + 2] + a.q[4 * i + 3]);
+    }
+    const int64_t supers = K / B::kValues, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
+    const uint8_t* p = packed.data_ptr<uint8_t>();
+    float* yp = y.data_ptr<float>();
+    at::parallel_for(0, groups + (tail ? 1 : 0), 1, [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        if (g < groups) {
+          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, rows, bias16.data());
+          continue;
+        }
+        const BlockRows w{p + groups * supers * Group<B>::kBytes, supers * B::kBytes, K / 32};  // the last rows
+        for (int64_t t = 0; t < T; ++t) q8_rows<B, 1>(a, t, w, 0, tail, yp + t * rows + groups * kGroupRows, rows);
+      }
+    });
+  });
+  return y;
+}
+
+}  // namespace codedraft::gguf

@@ -1,0 +1,179 @@
+// The tiled prompt products on a repacked group, AVX2: the one-row products of gguf_repacked_rows.h
+// for kTileRows rows of x at once, each group (super-)block's codes unpacked once a tile.
+#pragma once
+#include "gguf_repacked_rows.h"
+
+namespace codedraft::gguf {
+
+#ifdef CODEDRAFT_AVX2
+// x rows taken together by the many-rows products: each group (super-)block's codes are loaded and
+// unpacked once for kTileRows rows of x instead of once a row.
+constexpr int kTileRows = 4;
+
+// group_row for rows t0 .. t0 + TX of x: y[t][0 .. 8). Per (weight row, x row) the same integer lanes
+// (their integer adds reordered, which is exact) and the same float32 operations in the same order.
+template <class B, int TX>
+inline void group_tile(const ActivationCodes& a, int64_t t0, const uint8_t* group, float y[][8]) {
+  const int64_t supers = a.runs;
+  const __m256i mask = _mm256_set1_epi8(0x0F);
+  __m256 acc[TX][8], offset[TX];
+  for (int t = 0; t < TX; ++t) {
+    offset[t] = _mm256_setzero_ps();
+    for (int l = 0; l < 8; ++l) acc[t][l] = _mm256_setzero_ps();
+  }
+  for (int64_t sb = 0; sb < supers; ++sb) {
+    const uint8_t* g = group + sb * Group<B>::kBytes;
+    const int8_t* x[TX];
+    __m256 step[TX];
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+    for (int t = 0; t < TX; ++t) {
+      x[t] = a.q.data() + (t0 + t) * a.K + sb * 256;
+      step[t] = _mm256_mul_ps(d, _mm256_set1_ps(a.d[(t0 + t) * supers + sb]));
+    }
+    if constexpr (std::is_same_v<B, Q4_K>) {
+      __m256i scale[8];
+      for (int s = 0; s < 8; ++s) scale[s] = row_words<false>(g + 32 + 8 * s);
+#pragma GCC unroll 8
+      for (int l = 0; l < 8; ++l) {
+        __m256i lane[TX];
+        for (int t = 0; t < TX; ++t) lane[t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; ++p) {
+          const __m256i v = load32(g + 160 + (8 * p + l) * 32);
+          const __m256i low = _mm256_and_si256(v, mask), high = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+#pragma GCC unroll 4
+          for (int t = 0; t < TX; ++t) {
+            const __m256i x0 = broadcast32(x[t] + 64 * p + 4 * l), x1 = broadcast32(x[t] + 64 * p + 32 + 4 * l);
+            lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(low, x0), scale[2 * p]);
+            lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(high, x1), scale[2 * p + 1]);
+          }
+        }
+        for (int t = 0; t < TX; ++t) acc[t][l] = _mm256_add_ps(acc[t][l], _mm256_mul_ps(_mm256_cvtepi32_ps(lane[t]), step[t]));
+      }
+      const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 16)));
+      for (int t = 0; t < TX; ++t) {
+        const int16_t* sums32 = a.sums32.data() + ((t0 + t) * supers + sb) * 8;
+        __m256i minimums = _mm256_setzero_si256();
+        for (int p = 0; p < 4; ++p) {
+          const __m256i m = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g + 96 + 16 * p)));
+          minimums = scaled_add(minimums, m, broadcast32(sums32 + 2 * p));
+        }
+        const __m256 min_step = _mm256_mul_ps(dmin, _mm256_set1_ps(a.d[(t0 + t) * supers + sb]));
+        offset[t] = _mm256_add_ps(offset[t], _mm256_mul_ps(_mm256_cvtepi32_ps(minimums), min_step));
+      }
+    } else {
+      const __m256i pair_mask = _mm256_set1_epi8(0x30);
+      __m256i scale[16];
+      for (int j = 0; j < 16; ++j) scale[j] = row_words<true>(g + 16 + 8 * j);
+#pragma GCC unroll 8
+      for (int l = 0; l < 8; ++l) {
+        __m256i lane[TX];
+        for (int t = 0; t < TX; ++t) lane[t] = _mm256_setzero_si256();
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          const uint8_t* run = g + 144 + (8 * h + l) * 96;
+          const __m256i bits = load32(run);
+          const __m256i top[4] = {_mm256_and_si256(_mm256_slli_epi16(bits, 4), pair_mask),
+                                  _mm256_and_si256(_mm256_slli_epi16(bits, 2), pair_mask),
+                                  _mm256_and_si256(bits, pair_mask),
+                                  _mm256_and_si256(_mm256_srli_epi16(bits, 2), pair_mask)};
+#pragma GCC unroll 2
+          for (int half = 0; half < 2; ++half) {
+            const __m256i v = load32(run + 32 + 32 * half);
+            const int s0 = 4 * h + half, s1 = 4 * h + 2 + half;
+            const __m256i c0 = _mm256_or_si256(_mm256_and_si256(v, mask), top[half]);
+            const __m256i c1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), top[2 + half]);
+#pragma GCC unroll 4
+            for (int t = 0; t < TX; ++t) {
+              lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c0, broadcast32(x[t] + 32 * s0 + 4 * l)), scale[2 * s0 + l / 4]);
+              lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c1, broadcast32(x[t] + 32 * s1 + 4 * l)), scale[2 * s1 + l / 4]);
+            }
+          }
+        }
+        const __m256i two = _mm256_cvtepi8_epi16(
+            _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l))),
+                              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l + 1)))));
+        for (int t = 0; t < TX; ++t) {
+          const int16_t* sums16 = a.sums16.data() + ((t0 + t) * supers + sb) * 16;
+          const __m256i bias = scaled_add(_mm256_setzero_si256(), two, broadcast32(sums16 + 2 * l));
+          lane[t] = _mm256_sub_epi32(lane[t], _mm256_slli_epi32(bias, 5));
+          acc[t][l] = _mm256_add_ps(acc[t][l], _mm256_mul_ps(_mm256_cvtepi32_ps(lane[t]), step[t]));
+        }
+      }
+    }
+  }
+  for (int t = 0; t < TX; ++t) {
+    __m256 quad[4];
+    for (int i = 0; i < 4; ++i) quad[i] = _mm256_add_ps(acc[t][i], acc[t][i + 4]);
+    const __m256 total = _mm256_add_ps(_mm256_add_ps(quad[0], quad[2]), _mm256_add_ps(quad[1], quad[3]));
+    _mm256_storeu_ps(y[t], _mm256_sub_ps(total, offset[t]));
+  }
+}
+
+// group_block_row for rows t0 .. t0 + TX of x, as group_tile is to group_row.
+template <class B, int TX>
+inline void group_block_tile(const ActivationCodes& a, int64_t t0, const uint8_t* group, const int32_t* bias16,
+                             float y[][8]) {
+  const int64_t blocks = a.runs;
+  __m256 even[TX][8], odd[TX][8];
+  for (int t = 0; t < TX; ++t) {
+    for (int l = 0; l < 8; ++l) even[t][l] = odd[t][l] = _mm256_setzero_ps();
+  }
+  const auto add_block = [&](int64_t b, __m256 (*acc)[8]) {
+    const uint8_t* g = group + b * Group<B>::kBytes;
+    const int8_t* x[TX];
+    __m256 factor[TX];
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
+    for (int t = 0; t < TX; ++t) {
+      x[t] = a.q.data() + ((t0 + t) * blocks + b) * 32;
+      factor[t] = _mm256_mul_ps(d, _mm256_set1_ps(a.d[(t0 + t) * blocks + b]));
+    }
+    const auto add = [&](int t, int l, __m256i lane) {
+      acc[t][l] = _mm256_add_ps(acc[t][l], _mm256_mul_ps(_mm256_cvtepi32_ps(lane), factor[t]));
+    };
+    if constexpr (std::is_same_v<B, Q8_0>) {
+#pragma GCC unroll 8
+      for (int l = 0; l < 8; ++l) {
+        const __m256i c = load32(g + 16 + 32 * l), magnitude = _mm256_abs_epi8(c);
+#pragma GCC unroll 4
+        for (int t = 0; t < TX; ++t) {
+          const __m256i v = _mm256_sign_epi8(broadcast32(x[t] + 4 * l), c);
+          add(t, l, quad_products(magnitude, v));
+        }
+      }
+    } else {
+      const __m256i mask = _mm256_set1_epi8(0x0F);
+      const __m256i fifth = load32(g + 16);
+      const auto lane = [&](int l, __m256i nibbles) {
+        const __m256i c = q5_0_codes(fifth, nibbles, l);
+#pragma GCC unroll 4
+        for (int t = 0; t < TX; ++t) {
+          const __m256i products = quad_products(c, broadcast32(x[t] + 4 * l));
+          add(t, l, _mm256_sub_epi32(products, _mm256_set1_epi32(bias16[((t0 + t) * blocks + b) * 8 + l])));
+        }
+      };
+#pragma GCC unroll 4
+      for (int l = 0; l < 4; ++l) {
+        const __m256i q = load32(g + 48 + 32 * l);
+        lane(l, _mm256_and_si256(q, mask));
+        lane(l + 4, _mm256_and_si256(_mm256_srli_epi16(q, 4), mask));
+      }
+    }
+  };
+  for (int64_t b = 0; b + 1 < blocks; b += 2) {
+    add_block(b, even);
+    add_block(b + 1, odd);
+  }
+  if (blocks % 2) add_block(blocks - 1, even);
+  for (int t = 0; t < TX; ++t) {
+    __m256 quad[4];
+    for (int i = 0; i < 4; ++i) {
+      quad[i] = _mm256_add_ps(_mm256_add_ps(even[t][i], odd[t][i]), _mm256_add_ps(even[t][i + 4], odd[t][i + 4]));
+    }
+    const __m256 total = _mm256_add_ps(_mm256_add_ps(quad[0], quad[2]), _mm256_add_ps(quad[1], quad[3]));
+    _mm256_storeu_ps(y[t], _mm256_add_ps(total, _mm256_setzero_ps()));
+  }
+}
+#endif
+
+}  // namespace codedraft::gguf
