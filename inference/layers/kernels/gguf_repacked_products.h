@@ -17,7 +17,7 @@ namespace codedraft::gguf {
 // y (T, N): columns first .. first + 8 from the group at `group` (every row of x), y's row stride ldy.
 template <class B>
 void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy,
-                const int32_t* bias16) {
+                const int32_t* offset16) {
 #ifdef CODEDRAFT_AVX2
   float out[8];
   int64_t t = 0;
@@ -25,7 +25,7 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
     if constexpr (k_quant<B>()) {
       group_tile<B, kTileRows>(a, t, group, tile);
     } else {
-      group_block_tile<B, kTileRows>(a, t, group, bias16, tile);
+      group_block_tile<B, kTileRows>(a, t, group, offset16, tile);
     }
     for (int i = 0; i < kTileRows; ++i) std::memcpy(y + (t + i) * ldy + first, tile[i], sizeof tile[i]);
   }
@@ -33,7 +33,7 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
     if constexpr (k_quant<B>()) {
       group_row<B>(a, t, group, out);
     } else {
-      group_block_row<B>(a, t, group, bias16, out);
+      group_block_row<B>(a, t, group, offset16, out);
     }
     std::memcpy(y + t * ldy + first, out, sizeof out);
   }
@@ -61,10 +61,12 @@ inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor&
     using B = decltype(tag);
     check_repacked<B>(packed, rows, K);
     const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, B::kValues);
-    std::vector<int32_t> bias16;  // Q5_0: 16 times each run of 4 x codes' sum
+    std::vector<int32_t> offset16;  // Q5_0: minus 16 times each run of 4 x codes' sum
     if constexpr (std::is_same_v<B, Q5_0>) {
-      bias16.resize(T * K / 4);
-      for (int64_t i = 0; i < T * K / 4; ++i) bias16[i] = 16 * (a.q[4 * i] + a.q[4 * i + 1] + a.q[4 * i + 2] + a.q[4 * i + 3]);
+      offset16.resize(T * K / 4);
+      for (int64_t i = 0; i < T * K / 4; ++i) {
+        offset16[i] = -16 * (a.q[4 * i] + a.q[4 * i + 1] + a.q[4 * i + 2] + a.q[4 * i + 3]);
+      }
     }
     const int64_t supers = K / B::kValues, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
     const uint8_t* p = packed.data_ptr<uint8_t>();
@@ -72,7 +74,7 @@ inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor&
     at::parallel_for(0, groups + (tail ? 1 : 0), 1, [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) {
         if (g < groups) {
-          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, rows, bias16.data());
+          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, rows, offset16.data());
           continue;
         }
         const BlockRows w{p + groups * supers * Group<B>::kBytes, supers * B::kBytes, K / 32};  // the last rows

@@ -107,12 +107,13 @@ inline void group_row(const ActivationCodes& a, int64_t t, const uint8_t* group,
   _mm256_storeu_ps(y, _mm256_sub_ps(total, offset));
 }
 
-// Sums of four u8 x s8 products in each int32 lane: code magnitudes (or Q5_0's unsigned codes) by x.
-inline __m256i quad_products(__m256i magnitude, __m256i v) {
+// start + the sums of four u8 x s8 products in each int32 lane: code magnitudes (or Q5_0's unsigned
+// codes) by x. With VNNI the start costs nothing: it is the accumulator of the one instruction.
+inline __m256i quad_products(__m256i magnitude, __m256i v, __m256i start = _mm256_setzero_si256()) {
 #ifdef CODEDRAFT_VNNI
-  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitude, v);
+  return _mm256_dpbusd_epi32(start, magnitude, v);
 #else
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, v), _mm256_set1_epi16(1));
+  return _mm256_add_epi32(start, _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, v), _mm256_set1_epi16(1)));
 #endif
 }
 
@@ -125,10 +126,10 @@ inline __m256i q5_0_codes(__m256i fifth, __m256i nibbles, int l) {
 }
 
 // Integer lanes of one group block (a 32-weight type) for the 32 x codes at x: lanes[l] holds lane l
-// of the eight rows. Q5_0's codes are taken as 0 .. 31 and lane l then loses 16 times the sum of its
-// 4 x codes (bias16[l]): the same integers as the signed codes give.
+// of the eight rows. Q5_0's codes are taken as 0 .. 31 and lane l then starts from minus 16 times
+// the sum of its 4 x codes (offset16[l]): the same integers as the signed codes give.
 template <class B>
-inline void group_block_lanes(const uint8_t* g, const int8_t* x, const int32_t* bias16, __m256i lanes[8]) {
+inline void group_block_lanes(const uint8_t* g, const int8_t* x, const int32_t* offset16, __m256i lanes[8]) {
   if constexpr (std::is_same_v<B, Q8_0>) {
 #pragma GCC unroll 8
     for (int l = 0; l < 8; ++l) {
@@ -140,8 +141,7 @@ inline void group_block_lanes(const uint8_t* g, const int8_t* x, const int32_t* 
     const __m256i mask = _mm256_set1_epi8(0x0F);
     const __m256i fifth = load32(g + 16);
     const auto lane = [&](int l, __m256i nibbles) {
-      const __m256i products = quad_products(q5_0_codes(fifth, nibbles, l), broadcast32(x + 4 * l));
-      lanes[l] = _mm256_sub_epi32(products, _mm256_set1_epi32(bias16[l]));
+      lanes[l] = quad_products(q5_0_codes(fifth, nibbles, l), broadcast32(x + 4 * l), _mm256_set1_epi32(offset16[l]));
     };
 #pragma GCC unroll 4
     for (int l = 0; l < 4; ++l) {
@@ -153,9 +153,9 @@ inline void group_block_lanes(const uint8_t* g, const int8_t* x, const int32_t* 
 }
 
 // The same as group_row for a 32-weight type: block_rows_q8's even and odd float chains, lane l of
-// eight rows a register; bias16 (blocks, 8): Q5_0's.
+// eight rows a register; offset16 (blocks, 8): Q5_0's.
 template <class B>
-inline void group_block_row(const ActivationCodes& a, int64_t t, const uint8_t* group, const int32_t* bias16,
+inline void group_block_row(const ActivationCodes& a, int64_t t, const uint8_t* group, const int32_t* offset16,
                             float* y) {
   const int64_t blocks = a.runs;
   __m256 even[8], odd[8];
@@ -163,8 +163,8 @@ inline void group_block_row(const ActivationCodes& a, int64_t t, const uint8_t* 
   const auto add_block = [&](int64_t b, __m256 acc[8]) {
     const uint8_t* g = group + b * Group<B>::kBytes;
     __m256i lanes[8];
-    const int32_t* bias = std::is_same_v<B, Q5_0> ? bias16 + (t * blocks + b) * 8 : nullptr;
-    group_block_lanes<B>(g, a.q.data() + (t * blocks + b) * 32, bias, lanes);
+    const int32_t* offset = std::is_same_v<B, Q5_0> ? offset16 + (t * blocks + b) * 8 : nullptr;
+    group_block_lanes<B>(g, a.q.data() + (t * blocks + b) * 32, offset, lanes);
     const __m256 factor = _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g))),
                                         _mm256_set1_ps(a.d[t * blocks + b]));
     for (int l = 0; l < 8; ++l) acc[l] = _mm256_add_ps(acc[l], _mm256_mul_ps(_mm256_cvtepi32_ps(lanes[l]), factor));

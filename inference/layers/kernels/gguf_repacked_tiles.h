@@ -110,54 +110,42 @@ inline void group_tile(const ActivationCodes& a, int64_t t0, const uint8_t* grou
   }
 }
 
-// group_block_row for rows t0 .. t0 + TX of x, as group_tile is to group_row.
-template <class B, int TX>
-inline void group_block_tile(const ActivationCodes& a, int64_t t0, const uint8_t* group, const int32_t* bias16,
-                             float y[][8]) {
+// group_block_tile's pass for lanes L and L + 4 (the two its final tree adds first) of rows t0 ..
+// t0 + TX of x: quad[t] = (even_L + odd_L) + (even_L+4 + odd_L+4), block_rows_q8's chains. A pass's
+// 4 TX float accumulators stay in registers (all 16 TX of the eight lanes would not: 4 TX spilled to
+// the stack and back every block). The block's factor d * dx is the same float product each pass.
+template <class B, int TX, int L>
+inline void group_block_pass(const ActivationCodes& a, int64_t t0, const uint8_t* group, const int32_t* offset16,
+                             __m256 quad[TX]) {
   const int64_t blocks = a.runs;
-  __m256 even[TX][8], odd[TX][8];
-  for (int t = 0; t < TX; ++t) {
-    for (int l = 0; l < 8; ++l) even[t][l] = odd[t][l] = _mm256_setzero_ps();
-  }
-  const auto add_block = [&](int64_t b, __m256 (*acc)[8]) {
+  __m256 even[TX][2], odd[TX][2];
+  for (int t = 0; t < TX; ++t) even[t][0] = even[t][1] = odd[t][0] = odd[t][1] = _mm256_setzero_ps();
+  const auto add_block = [&](int64_t b, __m256 (*acc)[2]) {
     const uint8_t* g = group + b * Group<B>::kBytes;
-    const int8_t* x[TX];
-    __m256 factor[TX];
     const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g)));
-    for (int t = 0; t < TX; ++t) {
-      x[t] = a.q.data() + ((t0 + t) * blocks + b) * 32;
-      factor[t] = _mm256_mul_ps(d, _mm256_set1_ps(a.d[(t0 + t) * blocks + b]));
-    }
-    const auto add = [&](int t, int l, __m256i lane) {
-      acc[t][l] = _mm256_add_ps(acc[t][l], _mm256_mul_ps(_mm256_cvtepi32_ps(lane), factor[t]));
-    };
+    __m256i low, high;  // lanes L and L + 4 of the eight rows: Q8_0's signed codes, Q5_0's 0 .. 31
     if constexpr (std::is_same_v<B, Q8_0>) {
-#pragma GCC unroll 8
-      for (int l = 0; l < 8; ++l) {
-        const __m256i c = load32(g + 16 + 32 * l), magnitude = _mm256_abs_epi8(c);
-#pragma GCC unroll 4
-        for (int t = 0; t < TX; ++t) {
-          const __m256i v = _mm256_sign_epi8(broadcast32(x[t] + 4 * l), c);
-          add(t, l, quad_products(magnitude, v));
-        }
-      }
+      low = load32(g + 16 + 32 * L), high = load32(g + 16 + 32 * (L + 4));
     } else {
-      const __m256i mask = _mm256_set1_epi8(0x0F);
-      const __m256i fifth = load32(g + 16);
-      const auto lane = [&](int l, __m256i nibbles) {
-        const __m256i c = q5_0_codes(fifth, nibbles, l);
-#pragma GCC unroll 4
-        for (int t = 0; t < TX; ++t) {
-          const __m256i products = quad_products(c, broadcast32(x[t] + 4 * l));
-          add(t, l, _mm256_sub_epi32(products, _mm256_set1_epi32(bias16[((t0 + t) * blocks + b) * 8 + l])));
-        }
-      };
-#pragma GCC unroll 4
-      for (int l = 0; l < 4; ++l) {
-        const __m256i q = load32(g + 48 + 32 * l);
-        lane(l, _mm256_and_si256(q, mask));
-        lane(l + 4, _mm256_and_si256(_mm256_srli_epi16(q, 4), mask));
+      const __m256i mask = _mm256_set1_epi8(0x0F), fifth = load32(g + 16), q = load32(g + 48 + 32 * L);
+      low = q5_0_codes(fifth, _mm256_and_si256(q, mask), L);
+      high = q5_0_codes(fifth, _mm256_and_si256(_mm256_srli_epi16(q, 4), mask), L + 4);
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < TX; ++t) {
+      const int64_t run = (t0 + t) * blocks + b;
+      const int8_t* x = a.q.data() + run * 32;
+      const __m256 factor = _mm256_mul_ps(d, _mm256_set1_ps(a.d[run]));
+      __m256i lane_low, lane_high;
+      if constexpr (std::is_same_v<B, Q8_0>) {
+        lane_low = quad_products(_mm256_abs_epi8(low), _mm256_sign_epi8(broadcast32(x + 4 * L), low));
+        lane_high = quad_products(_mm256_abs_epi8(high), _mm256_sign_epi8(broadcast32(x + 4 * (L + 4)), high));
+      } else {
+        lane_low = quad_products(low, broadcast32(x + 4 * L), _mm256_set1_epi32(offset16[run * 8 + L]));
+        lane_high = quad_products(high, broadcast32(x + 4 * (L + 4)), _mm256_set1_epi32(offset16[run * 8 + L + 4]));
       }
+      acc[t][0] = _mm256_add_ps(acc[t][0], _mm256_mul_ps(_mm256_cvtepi32_ps(lane_low), factor));
+      acc[t][1] = _mm256_add_ps(acc[t][1], _mm256_mul_ps(_mm256_cvtepi32_ps(lane_high), factor));
     }
   };
   for (int64_t b = 0; b + 1 < blocks; b += 2) {
@@ -166,12 +154,23 @@ inline void group_block_tile(const ActivationCodes& a, int64_t t0, const uint8_t
   }
   if (blocks % 2) add_block(blocks - 1, even);
   for (int t = 0; t < TX; ++t) {
-    __m256 quad[4];
-    for (int i = 0; i < 4; ++i) {
-      quad[i] = _mm256_add_ps(_mm256_add_ps(even[t][i], odd[t][i]), _mm256_add_ps(even[t][i + 4], odd[t][i + 4]));
-    }
-    const __m256 total = _mm256_add_ps(_mm256_add_ps(quad[0], quad[2]), _mm256_add_ps(quad[1], quad[3]));
-    _mm256_storeu_ps(y[t], _mm256_add_ps(total, _mm256_setzero_ps()));
+    quad[t] = _mm256_add_ps(_mm256_add_ps(even[t][0], odd[t][0]), _mm256_add_ps(even[t][1], odd[t][1]));
+  }
+}
+
+// group_block_row for rows t0 .. t0 + TX of x, as group_tile is to group_row: four passes over the
+// group's blocks, a pair of lanes each.
+template <class B, int TX>
+inline void group_block_tile(const ActivationCodes& a, int64_t t0, const uint8_t* group, const int32_t* offset16,
+                             float y[][8]) {
+  __m256 quad[4][TX];
+  group_block_pass<B, TX, 0>(a, t0, group, offset16, quad[0]);
+  group_block_pass<B, TX, 1>(a, t0, group, offset16, quad[1]);
+  group_block_pass<B, TX, 2>(a, t0, group, offset16, quad[2]);
+  group_block_pass<B, TX, 3>(a, t0, group, offset16, quad[3]);
+  for (int t = 0; t < TX; ++t) {
+    const __m256 total = _mm256_add_ps(_mm256_add_ps(quad[0][t], quad[2][t]), _mm256_add_ps(quad[1][t], quad[3][t]));
+    _mm256_storeu_ps(y[t], _mm256_add_ps(total, _mm256_setzero_ps()));  // + the offset of 0.f, as group_block_row
   }
 }
 #endif
