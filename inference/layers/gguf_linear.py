@@ -97,6 +97,7 @@ class GGUFLinear(nn.Module):
         self.product = torch.ops.codedraft_cpu.gguf_linear.default
         self.int8_product = torch.ops.codedraft_cpu.gguf_q8_linear.default
         self.repacked_product = torch.ops.codedraft_cpu.gguf_q8_linear_repacked.default
+        self.repacked_product_into = torch.ops.codedraft_cpu.gguf_q8_linear_repacked_into.default
 
     @property
     def repacked(self) -> bool:
@@ -156,6 +157,15 @@ class GGUFLinear(nn.Module):
             out = self.product(x, blocks, self.qtype, FEW_ROWS)
         return out if self.bias is None else out + self.bias
 
+    def forward_into(self, x: torch.Tensor, out: torch.Tensor, first: int) -> bool:
+        """Write `forward(x)` into columns first .. first + out_features of `out` (T, N) and say True, where
+        the kernel can (repacked, no bias); else write nothing and say False."""
+        repacked, blocks = self._form
+        if not repacked or self.bias is not None:
+            return False
+        self.repacked_product_into(x, blocks, self.qtype, self.out_features, out, first)
+        return True
+
 
 class GGUFEmbedding(nn.Module):
     """An embedding table left in its blocks: a lookup dequantizes only the rows it reads (a row costs
@@ -183,8 +193,18 @@ class ConcatenatedLinear(nn.Module):
         self.in_features, self.out_features = in_features, out_features
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x (T, in) -> (T, sum of the parts' out)."""
-        return torch.cat([part(x) for part in self.parts], dim=-1)
+        """x (T, in) -> (T, sum of the parts' out). Repacked parts write their columns in place (a
+        prompt's output is tens of MB, and fresh pages for each part and again for a concatenation
+        cost more than its copy); the others are copied in."""
+        out = x.new_empty(*x.shape[:-1], self.out_features)
+        flat = out.view(-1, self.out_features)
+        first = 0
+        for part in self.parts:
+            width = int(part.out_features)  # type: ignore[arg-type]
+            if not (isinstance(part, GGUFLinear) and x.dim() == 2 and part.forward_into(x, flat, first)):
+                out[..., first : first + width] = part(x)
+            first += width
+        return out
 
 
 def repack_in_background(linears: list[GGUFLinear]) -> threading.Thread:

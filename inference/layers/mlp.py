@@ -40,5 +40,10 @@ class SwiGLU(nn.Module):
             gate, up = self.gate_up_proj(x).split(self.intermediate_size, dim=-1)  # (T, I) each
         else:
             gate, up = self.gate_proj(x), self.up_proj(x)
-        activated = F.gelu(gate, approximate="tanh") if self.gelu else F.silu(gate)
+        if gate.requires_grad:  # training keeps gate for the backward pass
+            activated = F.gelu(gate, approximate="tanh") if self.gelu else F.silu(gate)
+        elif self.gelu:  # in place: gate is this call's own, and a prompt's fresh (T, I) costs more
+            activated = torch.ops.aten.gelu_(gate, approximate="tanh")
+        else:
+            activated = F.silu(gate, inplace=True)
         return self.down_proj(activated * up)

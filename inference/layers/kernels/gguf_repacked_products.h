@@ -49,14 +49,11 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
 #endif
 }
 
-// x (T, K) float32, quantized to 8 bits, times the `rows` repacked weight rows transposed: (T, rows).
-// Every output equals gguf_q8_linear's on the file's blocks, bit for bit.
-inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor& packed, int64_t qtype, int64_t rows) {
-  TORCH_CHECK(x_in.dim() == 2 && x_in.scalar_type() == at::kFloat && x_in.device().is_cpu(),
-              "x must be (T, in) float32 on the CPU");
-  const at::Tensor x = x_in.contiguous();
+// x (T, K) float32, quantized to 8 bits, times the `rows` repacked weight rows transposed, into
+// y (T, rows) with row stride ldy. Every output equals gguf_q8_linear's on the file's blocks, bit for bit.
+inline void repacked_int8_product(const at::Tensor& x, const at::Tensor& packed, int64_t qtype, int64_t rows, float* yp,
+                                  int64_t ldy) {
   const int64_t T = x.size(0), K = x.size(1);
-  at::Tensor y = at::empty({T, rows}, x.options());
   with_repacked_type(qtype, [&](auto tag) {
     using B = decltype(tag);
     check_repacked<B>(packed, rows, K);
@@ -70,19 +67,41 @@ inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor&
     }
     const int64_t supers = K / B::kValues, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
     const uint8_t* p = packed.data_ptr<uint8_t>();
-    float* yp = y.data_ptr<float>();
     at::parallel_for(0, groups + (tail ? 1 : 0), 1, [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) {
         if (g < groups) {
-          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, rows, offset16.data());
+          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, ldy, offset16.data());
           continue;
         }
         const BlockRows w{p + groups * supers * Group<B>::kBytes, supers * B::kBytes, K / 32};  // the last rows
-        for (int64_t t = 0; t < T; ++t) q8_rows<B, 1>(a, t, w, 0, tail, yp + t * rows + groups * kGroupRows, rows);
+        for (int64_t t = 0; t < T; ++t) q8_rows<B, 1>(a, t, w, 0, tail, yp + t * ldy + groups * kGroupRows, ldy);
       }
     });
   });
+}
+
+inline at::Tensor checked_activations(const at::Tensor& x) {
+  TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat && x.device().is_cpu(), "x must be (T, in) float32 on the CPU");
+  return x.contiguous();
+}
+
+// repacked_int8_product as a new tensor (T, rows).
+inline at::Tensor repacked_int8_linear(const at::Tensor& x_in, const at::Tensor& packed, int64_t qtype, int64_t rows) {
+  const at::Tensor x = checked_activations(x_in);
+  at::Tensor y = at::empty({x.size(0), rows}, x.options());
+  repacked_int8_product(x, packed, qtype, rows, y.data_ptr<float>(), rows);
   return y;
+}
+
+// repacked_int8_product into columns first .. first + rows of out (T, N) float32, whose rows are
+// contiguous: the parts of a q|k|v or gate|up product written side by side, with no copy.
+inline void repacked_int8_linear_into(const at::Tensor& x_in, const at::Tensor& packed, int64_t qtype, int64_t rows,
+                                      const at::Tensor& out, int64_t first) {
+  const at::Tensor x = checked_activations(x_in);
+  TORCH_CHECK(out.dim() == 2 && out.scalar_type() == at::kFloat && out.device().is_cpu() && out.stride(1) == 1 &&
+                  out.size(0) == x.size(0) && first >= 0 && first + rows <= out.size(1),
+              "out must be (T, N) float32 with contiguous rows and N >= first + rows");
+  repacked_int8_product(x, packed, qtype, rows, out.data_ptr<float>() + first, out.stride(0));
 }
 
 }  // namespace codedraft::gguf

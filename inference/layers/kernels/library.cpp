@@ -46,6 +46,12 @@ at::Tensor gguf_q8_linear_repacked(const at::Tensor& x, const at::Tensor& packed
   return gguf::repacked_int8_linear(x, packed, qtype, rows);
 }
 
+// The same into columns first .. first + rows of out: the parts of a concatenated product, side by side.
+void gguf_q8_linear_repacked_into(const at::Tensor& x, const at::Tensor& packed, int64_t qtype, int64_t rows,
+                                  const at::Tensor& out, int64_t first) {
+  gguf::repacked_int8_linear_into(x, packed, qtype, rows, out, first);
+}
+
 at::Tensor gguf_q8_repack(const at::Tensor& blocks, int64_t qtype) { return gguf::repack(blocks, qtype); }
 
 at::Tensor gguf_q8_unpack(const at::Tensor& packed, int64_t qtype, int64_t rows, int64_t width) {
@@ -188,6 +194,8 @@ TORCH_LIBRARY(codedraft_cpu, lib) {
   lib.def("gguf_q8_linear(Tensor x, Tensor blocks, int qtype) -> Tensor", &codedraft::gguf_q8_linear);
   lib.def("gguf_q8_linear_repacked(Tensor x, Tensor packed, int qtype, int rows) -> Tensor",
           &codedraft::gguf_q8_linear_repacked);
+  lib.def("gguf_q8_linear_repacked_into(Tensor x, Tensor packed, int qtype, int rows, Tensor(a!) out, int first) -> ()",
+          &codedraft::gguf_q8_linear_repacked_into);
   lib.def("gguf_q8_repack(Tensor blocks, int qtype) -> Tensor", &codedraft::gguf_q8_repack);
   lib.def("gguf_q8_unpack(Tensor packed, int qtype, int rows, int width) -> Tensor", &codedraft::gguf_q8_unpack);
   lib.def("gguf_dequantize_repacked(Tensor packed, Tensor index, int qtype, int rows, int width) -> Tensor",

@@ -17,7 +17,13 @@ from gguf import GGMLQuantizationType as Q
 from gguf.quants import dequantize
 
 from inference.layers.cpu_kernels import PORTABLE_VARIABLE, load_cpu_kernels
-from inference.layers.gguf_linear import KERNEL_TYPES, BlockMatrix, GGUFEmbedding, GGUFLinear
+from inference.layers.gguf_linear import (
+    KERNEL_TYPES,
+    BlockMatrix,
+    ConcatenatedLinear,
+    GGUFEmbedding,
+    GGUFLinear,
+)
 from tests.fixtures.gguf_codes import k_parts, legacy_parts
 from tests.fixtures.tiny_gguf import random_blocks
 
@@ -214,6 +220,31 @@ def test_a_linear_with_8_bit_activations_keeps_only_its_repacked_blocks(qtype: Q
     assert torch.equal(GGUFEmbedding(linear)(ids), expected[ids])  # a tied head's embedding reads them
     assert np.array_equal(linear(torch.from_numpy(x)).numpy(), reference(x, blocks, qtype))
     assert torch.equal(linear(torch.from_numpy(x)), before)
+
+
+
+def test_concatenated_parts_write_their_columns_as_their_own_products_give_them() -> None:
+    # Repacked parts of different types write in place; a part with a bias and one not yet repacked
+    # are copied in: the same bits as the parts' outputs side by side, for tiles and odd rows of x.
+    def part(qtype: Q, rows: int, seed: int, bias: bool = False, repack: bool = True) -> GGUFLinear:
+        matrix = BlockMatrix(qtype, torch.from_numpy(_blocks(qtype, seed=seed)[:rows].copy()), WIDTH)
+        linear = GGUFLinear(matrix, torch.randn(rows) if bias else None, int8_activations=True)
+        if repack:
+            linear.repack()
+        return linear
+
+    parts = [part(Q.Q5_0, 16, 1), part(Q.Q4_K, 37, 2), part(Q.Q6_K, 9, 3, bias=True), part(Q.Q8_0, 8, 4)]
+    parts.append(part(Q.Q4_K, 7, 5, repack=False))
+    concatenated = ConcatenatedLinear(parts, WIDTH, 16 + 37 + 9 + 8 + 7)  # type: ignore[arg-type]
+    for rows in (1, 7, 13):
+        x = torch.from_numpy(_x(rows, seed=rows))
+        assert torch.equal(concatenated(x), torch.cat([p(x) for p in parts], dim=-1))
+    out = torch.zeros(3, 20)
+    ops = torch.ops.codedraft_cpu
+    ops.gguf_q8_linear_repacked_into(x[:3], parts[0].blocks, int(Q.Q5_0), 16, out, 4)
+    assert torch.equal(out[:, 4:], parts[0](x[:3])) and not out[:, :4].any()
+    with pytest.raises(RuntimeError, match="out must be"):
+        ops.gguf_q8_linear_repacked_into(x[:3], parts[0].blocks, int(Q.Q5_0), 16, out, 5)
 
 
 _PORTABLE_RUN = """
