@@ -222,7 +222,6 @@ def test_a_linear_with_8_bit_activations_keeps_only_its_repacked_blocks(qtype: Q
     assert torch.equal(linear(torch.from_numpy(x)), before)
 
 
-
 def test_concatenated_parts_write_their_columns_as_their_own_products_give_them() -> None:
     # Repacked parts of different types write in place; a part with a bias and one not yet repacked
     # are copied in: the same bits as the parts' outputs side by side, for tiles and odd rows of x.
