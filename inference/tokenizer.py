@@ -100,6 +100,11 @@ class Tokenizer:
         """Raw vocabulary string of an id."""
         return self._tok.id_to_token(token_id)
 
+    def vocabulary(self) -> list[str | None]:
+        """The raw vocabulary string of every id below `vocab_size` (None: an id without one), as
+        `id_to_token` gives each."""
+        return list(map(self._tok.id_to_token, range(self.vocab_size)))
+
     # Vocabulary access for constrained decoding: token healing builds its byte index from these.
 
     def decoder_spec(self) -> dict[str, Any]:

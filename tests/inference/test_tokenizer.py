@@ -98,3 +98,10 @@ def test_decoder_spec_is_the_decoder_entry_of_tokenizer_json(tokenizer: Tokenize
         spec = tok.decoder_spec()
         assert spec == json.loads(tok._tok.to_str())["decoder"] and spec["type"] in ("ByteLevel", "Sequence")
     assert {d["type"] for d in sentencepiece.decoder_spec()["decoders"]} >= {"Replace", "ByteFallback"}
+
+
+def test_vocabulary_lists_every_ids_token(tokenizer: Tokenizer) -> None:
+    vocabulary = tokenizer.vocabulary()
+    assert len(vocabulary) == tokenizer.vocab_size == TOKENIZER_VOCAB_SIZE
+    assert vocabulary == [tokenizer.id_to_token(i) for i in range(tokenizer.vocab_size)]
+    assert vocabulary[special_token_id("<|endoftext|>")] == "<|endoftext|>"
