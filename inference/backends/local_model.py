@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from inference.cpu_threads import engine_cpu_threads
 from inference.defaults import DEFAULT_MAX_NEW_TOKENS
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
+from inference.loading.model_form import return_freed_memory
 from inference.prompts.next_edit.choice import next_edit_format_for
 from inference.prompts.vocabulary import vocabulary_index
 from inference.reply_limits import request_limits
@@ -65,17 +65,6 @@ def describe(loaded: LoadedModel) -> pb.ModelDescription:
         context_length=loaded.config.max_position_embeddings,
         vocab_size=loaded.config.vocab_size,
     )
-
-
-def _return_freed_memory() -> None:
-    """Give the memory that loading freed back to the system. Loading frees more than the model keeps
-    (the file's parsed tensors, dequantized copies, packing buffers), and glibc keeps freed heap memory
-    resident: SmolLM2's daemon was 1,170 MiB resident after loading, 550 MiB after this. Nothing
-    outside glibc has `malloc_trim`; there this does nothing."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 def served_context(target: LoadedModel, engine: LLMEngine) -> int:
@@ -135,7 +124,7 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     torch.set_grad_enabled(False)
     vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
     threads = engine_cpu_threads(target.device.type, settings.adapt_threads)
-    _return_freed_memory()
+    return_freed_memory()  # again: the engine and the vocabulary index freed what they built from
     return ServedModel(
         backend=EngineBackend(engine, threads.apply if threads is not None else None),
         tokenizer=target.tokenizer,
