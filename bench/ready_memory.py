@@ -13,6 +13,7 @@ vocabulary index); llama.cpp (llama-cpp-python) with an `n_ctx` of `--context`.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,15 +39,12 @@ def memory_mb() -> tuple[float, float]:
     return values["VmRSS:"], values["VmHWM:"]
 
 
-Steps = tuple[Callable[[], object], Callable[[], object]]
 # (seconds to ready, one short generation, waiting for the repacking thread)
 Measured = tuple[float, Callable[[], object], Callable[[], object]]
 
 
-def _steps(
-    engine: LLMEngine, tokenizer: Tokenizer, model: object
-) -> tuple[Callable[[], object], Callable[[], object]]:
-    """(one short greedy generation, waiting for the repacking thread) on a built engine."""
+def _generation(engine: LLMEngine, tokenizer: Tokenizer) -> Callable[[], None]:
+    """One short greedy generation, stepping `engine` here."""
     from inference.config import SamplingParams
     from inference.engine.sequence import Request
 
@@ -56,12 +54,18 @@ def _steps(
         while engine.has_work():
             engine.step()
 
-    def repacked() -> None:
+    return generate
+
+
+def _repacking_ended(model: object) -> Callable[[], None]:
+    """Waiting for the model's repacking thread (native_q8), if it has one."""
+
+    def wait() -> None:
         repacking = getattr(model, "repacking", None)
         if repacking is not None:
             repacking.join()
 
-    return generate, repacked
+    return wait
 
 
 def _codedraft(gguf: Path, context: int) -> Measured:
@@ -75,15 +79,17 @@ def _codedraft(gguf: Path, context: int) -> Measured:
     engine = LLMEngine.from_loaded(loaded, config, None)
     ready = time.perf_counter() - started
     print(f"codedraft weights {loaded.weights}")
-    return ready, *_steps(engine, loaded.tokenizer, loaded.model)
+    return ready, _generation(engine, loaded.tokenizer), _repacking_ended(loaded.model)
 
 
 def _codedraft_daemon(gguf: Path, context: int) -> Measured:
     """As `codedraft daemon --model FILE` loads (`load_served_model`): besides the engine, token
-    healing's vocabulary index and the daemon's own figures (characters a token)."""
+    healing's vocabulary index and the daemon's own figures (characters a token); the generation goes
+    through the daemon's backend (its engine thread)."""
     from inference.backends.local_engine import EngineBackend
     from inference.backends.local_model import ServeSettings, load_served_model
-    from inference.config import EngineConfig
+    from inference.config import EngineConfig, SamplingParams
+    from inference.engine.sequence import Request
 
     started = time.perf_counter()
     settings = ServeSettings(model_dir=gguf, draft_dir=None, device="cpu", adapt_threads=False)
@@ -92,7 +98,14 @@ def _codedraft_daemon(gguf: Path, context: int) -> Measured:
     backend = served.backend
     assert isinstance(backend, EngineBackend)  # a local model's
     print(f"codedraft weights {served.weights}")
-    return ready, *_steps(backend.engine, served.tokenizer, backend.engine.target.model)
+
+    async def stream() -> None:
+        sampling = SamplingParams(max_tokens=16, ignore_eos=True)
+        request = Request("r", prompt_token_ids=served.tokenizer.encode(PROMPT), sampling=sampling)
+        async for _ in backend.generate(request):
+            pass
+
+    return ready, lambda: asyncio.run(stream()), _repacking_ended(backend.engine.target.model)
 
 
 def _llamacpp(gguf: Path, context: int) -> Measured:
