@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from inference.loading.model_form import return_freed_memory
 from inference.prompts.next_edit.choice import next_edit_format_for
 from inference.prompts.vocabulary import vocabulary_index
 from inference.reply_limits import request_limits
+from inference.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,19 @@ def describe(loaded: LoadedModel) -> pb.ModelDescription:
         context_length=loaded.config.max_position_embeddings,
         vocab_size=loaded.config.vocab_size,
     )
+
+
+def _build_vocabulary_index(tokenizer: Tokenizer) -> None:
+    """Build token healing's vocabulary index on a thread of its own, so that the first request does not
+    wait for it and the daemon's ready does not either (Gemma 3's 262,144 tokens: about a second of
+    Python, while the repacking thread also runs); a request that comes first waits on the index's lock.
+    The thread gives back what building freed (`return_freed_memory`)."""
+
+    def build() -> None:
+        vocabulary_index(tokenizer)
+        return_freed_memory()
+
+    threading.Thread(target=build, name="codedraft-vocabulary-index", daemon=True).start()
 
 
 def served_context(target: LoadedModel, engine: LLMEngine) -> int:
@@ -122,9 +137,9 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     if draft is not None:
         info.draft_model.CopyFrom(describe(draft))
     torch.set_grad_enabled(False)
-    vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
+    _build_vocabulary_index(target.tokenizer)
     threads = engine_cpu_threads(target.device.type, settings.adapt_threads)
-    return_freed_memory()  # again: the engine and the vocabulary index freed what they built from
+    return_freed_memory()  # again: the engine freed what it built from
     return ServedModel(
         backend=EngineBackend(engine, threads.apply if threads is not None else None),
         tokenizer=target.tokenizer,
