@@ -114,10 +114,14 @@ class CheckedReader(gguf.GGUFReader):
         strings (little-endian files), else None (`gguf` reads it)."""
         item_type, count = self._get(offs, np.uint32), self._get(offs + 4, np.uint64)
         items_count = int(count[0])
+        if items_count > len(self.data) - offs - 12:  # every item takes a byte at least
+            raise ValueError(f"an array of {items_count} items runs past the end of the file")
         types = [GGUFValueType.ARRAY] + ([GGUFValueType(int(item_type[0]))] if items_count else [])
         number = self.gguf_scalar_to_np.get(GGUFValueType(int(item_type[0])))
         if number is not None:
             items = self._get(offs + 12, number, items_count)
+            if len(items) != items_count:
+                raise ValueError(f"an array of {items_count} numbers runs past the end of the file")
             return 12 + int(items.nbytes), [item_type, count, items], types
         if int(item_type[0]) != GGUFValueType.STRING or self.byte_order != "I":
             return None

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import gguf
 import numpy as np
+import pytest
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFValueType
 
@@ -42,3 +43,17 @@ def test_fields_and_tensors_equal_the_gguf_readers(tmp_path: Path) -> None:
     for a, b in zip(ours.tensors, theirs.tensors, strict=True):
         assert (a.name, a.tensor_type, a.data_offset) == (b.name, b.tensor_type, b.data_offset)
         assert np.array_equal(a.data, b.data)
+
+
+@pytest.mark.parametrize("key", ["tokenizer.ggml.tokens", "tokenizer.ggml.token_type"])
+def test_an_array_longer_than_the_file_is_refused(tmp_path: Path, key: str) -> None:
+    checkpoint = make_tiny_checkpoint(tmp_path / "llama", "llama")
+    write_gguf(checkpoint, tmp_path / "model.gguf", Q.Q8_0)
+    field = CheckedReader(tmp_path / "model.gguf").fields[key]
+    # The item count follows the key (its 8-byte length and bytes), the value type and the item type.
+    count_at = field.offset + 8 + len(key) + 4 + 4
+    data = bytearray((tmp_path / "model.gguf").read_bytes())
+    data[count_at : count_at + 8] = (2**40).to_bytes(8, "little")
+    (tmp_path / "bad.gguf").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="runs past the end of the file"):
+        CheckedReader(tmp_path / "bad.gguf")
