@@ -1,20 +1,27 @@
 """Time to ready and resident memory of one engine on one GGUF file, in a process of its own (so the
 figures are that engine's alone): load, then one short greedy generation.
 
-    python -m bench.ready_memory --gguf FILE --engine codedraft|llamacpp [--context 4096]
+    python -m bench.ready_memory --gguf FILE --engine codedraft|codedraft-daemon|llamacpp [--context 4096]
 
 Prints seconds to ready, then VmRSS (resident now) and VmHWM (the process's peak) in MB after
 loading, after generating, and for codedraft once its repacking thread (native_q8) has ended.
 codedraft serves the file as the daemon does (`--weights auto`) with a KV pool of `--context`
-tokens; llama.cpp (llama-cpp-python) with an `n_ctx` of `--context`.
+tokens (`codedraft-daemon`: loaded as `codedraft daemon` loads it, which also builds token healing's
+vocabulary index); llama.cpp (llama-cpp-python) with an `n_ctx` of `--context`.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inference.engine.engine import LLMEngine
+    from inference.tokenizer import Tokenizer
 
 PROMPT = "def fibonacci(n):\n    if n < 2:\n        return n\n"
 
@@ -32,10 +39,38 @@ def memory_mb() -> tuple[float, float]:
     return values["VmRSS:"], values["VmHWM:"]
 
 
-def _codedraft(gguf: Path, context: int) -> tuple[float, Callable[[], object], Callable[[], object]]:
-    from inference.config import EngineConfig, SamplingParams
-    from inference.engine.engine import LLMEngine
+# (seconds to ready, one short generation, waiting for the repacking thread)
+Measured = tuple[float, Callable[[], object], Callable[[], object]]
+
+
+def _generation(engine: LLMEngine, tokenizer: Tokenizer) -> Callable[[], None]:
+    """One short greedy generation, stepping `engine` here."""
+    from inference.config import SamplingParams
     from inference.engine.sequence import Request
+
+    def generate() -> None:
+        sampling = SamplingParams(max_tokens=16, ignore_eos=True)
+        engine.add_request(Request("r", prompt_token_ids=tokenizer.encode(PROMPT), sampling=sampling))
+        while engine.has_work():
+            engine.step()
+
+    return generate
+
+
+def _repacking_ended(model: object) -> Callable[[], None]:
+    """Waiting for the model's repacking thread (native_q8), if it has one."""
+
+    def wait() -> None:
+        repacking = getattr(model, "repacking", None)
+        if repacking is not None:
+            repacking.join()
+
+    return wait
+
+
+def _codedraft(gguf: Path, context: int) -> Measured:
+    from inference.config import EngineConfig
+    from inference.engine.engine import LLMEngine
     from inference.loading import load_model
 
     started = time.perf_counter()
@@ -44,21 +79,36 @@ def _codedraft(gguf: Path, context: int) -> tuple[float, Callable[[], object], C
     engine = LLMEngine.from_loaded(loaded, config, None)
     ready = time.perf_counter() - started
     print(f"codedraft weights {loaded.weights}")
+    return ready, _generation(engine, loaded.tokenizer), _repacking_ended(loaded.model)
 
-    def generate() -> None:
+
+def _codedraft_daemon(gguf: Path, context: int) -> Measured:
+    """As `codedraft daemon --model FILE` loads (`load_served_model`): besides the engine, token
+    healing's vocabulary index and the daemon's own figures (characters a token); the generation goes
+    through the daemon's backend (its engine thread)."""
+    from inference.backends.local_engine import EngineBackend
+    from inference.backends.local_model import ServeSettings, load_served_model
+    from inference.config import EngineConfig, SamplingParams
+    from inference.engine.sequence import Request
+
+    started = time.perf_counter()
+    settings = ServeSettings(model_dir=gguf, draft_dir=None, device="cpu", adapt_threads=False)
+    served = load_served_model(settings, EngineConfig(num_kv_blocks=context // EngineConfig().block_size))
+    ready = time.perf_counter() - started
+    backend = served.backend
+    assert isinstance(backend, EngineBackend)  # a local model's
+    print(f"codedraft weights {served.weights}")
+
+    async def stream() -> None:
         sampling = SamplingParams(max_tokens=16, ignore_eos=True)
-        engine.add_request(Request("r", prompt_token_ids=loaded.tokenizer.encode(PROMPT), sampling=sampling))
-        while engine.has_work():
-            engine.step()
+        request = Request("r", prompt_token_ids=served.tokenizer.encode(PROMPT), sampling=sampling)
+        async for _ in backend.generate(request):
+            pass
 
-    def repacked() -> None:
-        if loaded.model.repacking is not None:
-            loaded.model.repacking.join()
-
-    return ready, generate, repacked
+    return ready, lambda: asyncio.run(stream()), _repacking_ended(backend.engine.target.model)
 
 
-def _llamacpp(gguf: Path, context: int) -> tuple[float, Callable[[], object], Callable[[], object]]:
+def _llamacpp(gguf: Path, context: int) -> Measured:
     import llama_cpp
 
     started = time.perf_counter()
@@ -67,15 +117,21 @@ def _llamacpp(gguf: Path, context: int) -> tuple[float, Callable[[], object], Ca
     return ready, lambda: llm(PROMPT, max_tokens=16, temperature=0.0), lambda: None
 
 
+ENGINES: dict[str, Callable[[Path, int], Measured]] = {
+    "codedraft": _codedraft,
+    "codedraft-daemon": _codedraft_daemon,
+    "llamacpp": _llamacpp,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure one engine (see the module's docstring)."""
     parser = argparse.ArgumentParser(prog="python -m bench.ready_memory", description=__doc__.splitlines()[0])
     parser.add_argument("--gguf", type=Path, required=True)
-    parser.add_argument("--engine", choices=("codedraft", "llamacpp"), required=True)
+    parser.add_argument("--engine", choices=tuple(ENGINES), required=True)
     parser.add_argument("--context", type=int, default=4096, help="tokens of KV cache (default 4096)")
     args = parser.parse_args(argv)
-    start = _codedraft if args.engine == "codedraft" else _llamacpp
-    ready, generate, settle = start(args.gguf, args.context)
+    ready, generate, settle = ENGINES[args.engine](args.gguf, args.context)
     loaded_rss, loaded_peak = memory_mb()
     generate()
     rss, peak = memory_mb()

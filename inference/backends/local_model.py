@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,9 +20,11 @@ from inference.cpu_threads import engine_cpu_threads
 from inference.defaults import DEFAULT_MAX_NEW_TOKENS
 from inference.engine.engine import LLMEngine
 from inference.loading import LoadedModel, ModelLoadError, load_model
+from inference.loading.model_form import return_freed_memory
 from inference.prompts.next_edit.choice import next_edit_format_for
 from inference.prompts.vocabulary import vocabulary_index
 from inference.reply_limits import request_limits
+from inference.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -67,15 +69,17 @@ def describe(loaded: LoadedModel) -> pb.ModelDescription:
     )
 
 
-def _return_freed_memory() -> None:
-    """Give the memory that loading freed back to the system. Loading frees more than the model keeps
-    (the file's parsed tensors, dequantized copies, packing buffers), and glibc keeps freed heap memory
-    resident: SmolLM2's daemon was 1,170 MiB resident after loading, 550 MiB after this. Nothing
-    outside glibc has `malloc_trim`; there this does nothing."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+def _build_vocabulary_index(tokenizer: Tokenizer) -> None:
+    """Build token healing's vocabulary index on a thread of its own, so that the first request does not
+    wait for it and the daemon's ready does not either (Gemma 3's 262,144 tokens: about a second of
+    Python, while the repacking thread also runs); a request that comes first waits on the index's lock.
+    The thread gives back what building freed (`return_freed_memory`)."""
+
+    def build() -> None:
+        vocabulary_index(tokenizer)
+        return_freed_memory()
+
+    threading.Thread(target=build, name="codedraft-vocabulary-index", daemon=True).start()
 
 
 def served_context(target: LoadedModel, engine: LLMEngine) -> int:
@@ -133,9 +137,9 @@ def load_served_model(settings: ServeSettings, engine_config: EngineConfig | Non
     if draft is not None:
         info.draft_model.CopyFrom(describe(draft))
     torch.set_grad_enabled(False)
-    vocabulary_index(target.tokenizer)  # token healing's index, built now rather than on the first request
+    _build_vocabulary_index(target.tokenizer)
     threads = engine_cpu_threads(target.device.type, settings.adapt_threads)
-    _return_freed_memory()
+    return_freed_memory()  # again: the engine freed what it built from
     return ServedModel(
         backend=EngineBackend(engine, threads.apply if threads is not None else None),
         tokenizer=target.tokenizer,

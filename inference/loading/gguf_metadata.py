@@ -8,7 +8,7 @@ from typing import Any
 from gguf import Keys
 
 from inference.layers.rotary import RotaryEmbedding
-from inference.loading.gguf_checked_reader import CheckedReader
+from inference.loading.gguf_checked_reader import CheckedReader, array_length
 from inference.loading.model_form import ModelLoadError
 from inference.model_config import ModelConfig
 
@@ -57,7 +57,7 @@ class GGUFFile:
     def count(self, key: str) -> int:
         """The number of items of array metadata `key` (0 when absent), without decoding them."""
         field = self.reader.fields.get(key)
-        return 0 if field is None else len(field.data)
+        return 0 if field is None else array_length(field)
 
 
 def _rope_scaling(file: GGUFFile) -> dict[str, Any] | None:

@@ -71,22 +71,33 @@ def _byte_level(file: GGUFFile, tokens: list[str]) -> HFTokenizer:
     return tokenizer
 
 
+def _ranked_merges(tokens: list[str], scores: list[float], vocab: dict[str, int]) -> list[tuple[str, str]]:
+    """Every split of a piece into two pieces of the vocabulary, as a merge, ranked by the score of the
+    piece it makes (best first; ties by the two parts' ids). The parts are the vocabulary's own strings
+    (no copy each), and a merge is ranked as three numbers until its strings are listed."""
+    ranked: list[tuple[float, int, int]] = []
+    index_of = vocab.get
+    for piece, score in zip(tokens, scores, strict=True):
+        for cut in range(1, len(piece)):
+            left = index_of(piece[:cut])
+            if left is not None:
+                right = index_of(piece[cut:])
+                if right is not None:
+                    ranked.append((-score, left, right))
+    ranked.sort()
+    return [(tokens[left], tokens[right]) for _, left, right in ranked]
+
+
 def _sentencepiece(file: GGUFFile, tokens: list[str], types: list[int]) -> HFTokenizer:
     """SentencePiece BPE: merges ranked by the score of the piece they make, bytes as <0xNN> tokens."""
     scores = file.required(Keys.Tokenizer.SCORES)
     vocab = {token: index for index, token in enumerate(tokens)}
-    merges: list[tuple[float, int, int, str, str]] = []
-    for piece, score in zip(tokens, scores, strict=True):
-        for cut in range(1, len(piece)):
-            left, right = piece[:cut], piece[cut:]
-            if left in vocab and right in vocab:
-                merges.append((-score, vocab[left], vocab[right], left, right))
-    merges.sort()
+    merges = _ranked_merges(tokens, scores, vocab)
     unknown = next((tokens[i] for i, t in enumerate(types) if t == TokenType.UNKNOWN), None)
     tokenizer = HFTokenizer(
         models.BPE(
             vocab,
-            [(left, right) for *_, left, right in merges],
+            merges,
             unk_token=unknown,
             fuse_unk=True,
             byte_fallback=True,

@@ -8,6 +8,7 @@ architecture, not enough memory) ends in `ModelLoadError` with one line that nam
 
 from __future__ import annotations
 
+import ctypes
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +193,17 @@ def check_fits(
 def prompting(tokenizer: Tokenizer) -> tuple[FimTemplate, ChatTemplate | None]:
     """The model's own prompt layouts, from its tokenizer (raises what the templates raise)."""
     return fim_template_for(tokenizer), ChatTemplate.from_tokenizer(tokenizer)
+
+
+def return_freed_memory() -> None:
+    """Give the memory that loading freed back to the system. Loading frees more than the model keeps
+    (the file's parsed metadata, the tokenizer's build, dequantized copies, packing buffers), and glibc
+    keeps freed heap memory resident: SmolLM2's daemon was 1,170 MiB resident after loading, 550 MiB
+    after this. Nothing outside glibc has `malloc_trim`; there this does nothing."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def loaded_model(

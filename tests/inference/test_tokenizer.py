@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from inference.loading.gguf_metadata import GGUFFile
+from inference.loading.gguf_tokenizer import gguf_tokenizer
 from inference.tokenizer import IncrementalDecoder, Tokenizer
+from tests.fixtures.tiny_gguf import write_sentencepiece_gguf
 from tests.fixtures.tiny_models import TOKENIZER_VOCAB_SIZE, special_token_id, write_tokenizer
 
 MIXED = "def größe(x):  # 数据 ✓ 🐍🎉 naïve — 𝔘𝔫𝔦𝔠𝔬𝔡𝔢\n    return '日本語' + \"👍🏽\"\n"
@@ -86,3 +90,18 @@ def test_escaped_special_tokens_are_plain_text(tmp_path: Path) -> None:
     assert eos not in ids and middle not in ids
     assert tokenizer.decode(ids).replace("\u200b", "") == text
     assert tokenizer.escape_special("plain code") == "plain code"
+
+
+def test_decoder_spec_is_the_decoder_entry_of_tokenizer_json(tokenizer: Tokenizer, tmp_path: Path) -> None:
+    sentencepiece = gguf_tokenizer(GGUFFile(write_sentencepiece_gguf(tmp_path / "sp.gguf")))
+    for tok in (tokenizer, sentencepiece):
+        spec = tok.decoder_spec()
+        assert spec == json.loads(tok._tok.to_str())["decoder"] and spec["type"] in ("ByteLevel", "Sequence")
+    assert {d["type"] for d in sentencepiece.decoder_spec()["decoders"]} >= {"Replace", "ByteFallback"}
+
+
+def test_vocabulary_lists_every_ids_token(tokenizer: Tokenizer) -> None:
+    vocabulary = tokenizer.vocabulary()
+    assert len(vocabulary) == tokenizer.vocab_size == TOKENIZER_VOCAB_SIZE
+    assert vocabulary == [tokenizer.id_to_token(i) for i in range(tokenizer.vocab_size)]
+    assert vocabulary[special_token_id("<|endoftext|>")] == "<|endoftext|>"
