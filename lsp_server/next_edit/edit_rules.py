@@ -10,13 +10,14 @@ keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url,
 gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
 the call's name, so a keyword renamed for one function is not renamed for another; one in a type
 annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
-``name``) until a second example annotates another; a rule of a whole function definition remembers
-the kind of scope the function is defined in (a parameter added to a method is not added to a
-nested function of the same name). Deleting a whole node, or making a function
-``async``, makes the rules of ``derived_rules.py``; an edit across the items of an argument or
-parameter list makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes
-none (``comment_edits.py``). A replacement that spans lines is indented at each site as the site's
-line is.
+``name``) until a second example annotates another; a rule of a whole function
+definition remembers the kind of scope the function is defined in (a parameter added to a method
+is not added to a nested function of the same name). A statement wrapped whole in another (``with
+guard():`` put around ``await self.flush(x)``) keeps the function it calls fixed. Deleting a whole
+node, or making a function ``async``, makes the rules of ``derived_rules.py``; an edit across the
+items of an argument or parameter list makes a rule of that run of items (``sibling_runs.py``);
+adding only a comment makes none (``comment_edits.py``). A replacement that spans lines is indented
+at each site as the site's line is.
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -44,7 +45,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
+from lsp_server.next_edit.node_roles import CALLS, annotated_name, callee_around, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
     hole_texts,
@@ -236,7 +237,7 @@ def _rule_of(
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
     kept = kept_below(new.children)
     numbers: dict[bytes, int] = {}
-    pattern = pattern_of(old, (old, changed), kept, numbers)
+    pattern = pattern_of(old, (old, changed, *_wrapped_calls(old, new)), kept, numbers)
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
@@ -251,6 +252,16 @@ def _rule_of(
         breaks=breaks,
         result=result_of(new, numbers, pattern),
     )
+
+
+def _wrapped_calls(old: tree_sitter.Node, new: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The calls directly below ``old`` when the edit wrapped it whole in another kind of node
+    (``await self.closed(s)`` put under ``with shield():``): what tells the wrapped statement from
+    any other of its kind is the function it calls, so those calls are no holes (their callee's
+    name stays fixed, their receiver and arguments may vary)."""
+    if old.type == new.type or (old.text or b"") not in (new.text or b""):
+        return []
+    return [child for child in old.named_children if child.type in CALLS]
 
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:

@@ -106,6 +106,16 @@ def test_two_examples_annotating_different_names_change_the_type_wherever_it_ann
     ]
 
 
+def test_a_statement_wrapped_whole_is_wrapped_where_it_calls_the_same_function() -> None:
+    before = (
+        "async def a(self, conn):\n    await self.flush(1)\n    await self.read(2)\n"
+        "    await conn.flush(3)\n    await conn.close()\n"
+    )
+    after = before.replace("    await self.flush(1)\n", "    with guard():\n        await self.flush(1)\n", 1)
+    wrapped = "with guard():\n        await conn.flush(3)"
+    assert _sites("python", before, after) == [("await conn.flush(3)", wrapped)]
+
+
 def test_a_site_that_already_reads_as_the_result_is_not_rewritten_again() -> None:
     before = "a = sorted(x)\nb = sorted(y)\nc = sorted(list(z))\n"
     after = before.replace("sorted(x)", "sorted(list(x))", 1)
