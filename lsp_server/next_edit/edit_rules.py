@@ -10,7 +10,8 @@ keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url,
 gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
 the call's name, so a keyword renamed for one function is not renamed for another; one in a type
 annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
-``name``) until a second example annotates another; a rule of a whole function
+``name``) until a second example annotates another, unless the edit only spells the same type
+otherwise (``type_spellings.py``: ``Union[A, B]`` -> ``A | B``); a rule of a whole function
 definition remembers the kind of scope the function is defined in (a parameter added to a method
 is not added to a nested function of the same name). A statement wrapped whole in another (``with
 guard():`` put around ``await self.flush(x)``) keeps the function it calls fixed. Deleting a whole
@@ -56,6 +57,7 @@ from lsp_server.next_edit.rule_parts import (
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
 from lsp_server.next_edit.symbol_scope import definition_scope
+from lsp_server.next_edit.type_spellings import same_type_respelled
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -246,7 +248,7 @@ def _rule_of(
         pattern,
         template,
         callee=callee_around(old),
-        annotates=annotated_name(old),
+        annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
         role=role_of(old),
         reshapes=old.type != new.type,
         breaks=breaks,
