@@ -250,20 +250,26 @@ def _rule_of(
         callee=callee_around(old),
         annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
         role=role_of(old),
-        reshapes=old.type != new.type,
+        reshapes=old.type != new.type and not _wraps(old, new),
         breaks=breaks,
         result=result_of(new, numbers, pattern),
     )
 
 
+def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
+    """Whether the edit kept ``old`` whole in another kind of node ``new``: wrapped it (``with
+    guard():`` around a statement) or wrote beside it (a statement inserted before an ``if``). The
+    node did not become another kind (``print x`` -> ``print(x)`` did): its keyword alone does not
+    tell its sites."""
+    return old.type != new.type and (old.text or b"") in (new.text or b"")
+
+
 def _wrapped_calls(old: tree_sitter.Node, new: tree_sitter.Node) -> list[tree_sitter.Node]:
-    """The calls directly below ``old`` when the edit wrapped it whole in another kind of node
-    (``await self.closed(s)`` put under ``with shield():``): what tells the wrapped statement from
-    any other of its kind is the function it calls, so those calls are no holes (their callee's
-    name stays fixed, their receiver and arguments may vary)."""
-    if old.type == new.type or (old.text or b"") not in (new.text or b""):
-        return []
-    return [child for child in old.named_children if child.type in CALLS]
+    """The calls directly below ``old`` when the edit kept it whole in another node (``await
+    self.closed(s)`` put under ``with shield():``): what tells the wrapped statement from any other
+    of its kind is the function it calls, so those calls are no holes (their callee's name stays
+    fixed, their receiver and arguments may vary)."""
+    return [child for child in old.named_children if child.type in CALLS] if _wraps(old, new) else []
 
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:

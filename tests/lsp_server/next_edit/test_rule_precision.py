@@ -130,6 +130,15 @@ def test_a_statement_wrapped_whole_is_wrapped_where_it_calls_the_same_function()
     assert _sites("python", before, after) == [("await conn.flush(3)", wrapped)]
 
 
+def test_a_statement_inserted_before_a_kept_if_is_no_rule_of_every_if() -> None:
+    before = (
+        "def a(limit):\n    if not ready:\n        setup()\n\n\n"
+        "def b():\n    if not ready:\n        setup()\n    if x:\n        y()\n"
+    )
+    inserted = "    if limit < 0:\n        limit = 0\n    if not ready:\n"
+    assert _sites("python", before, before.replace("    if not ready:\n", inserted, 1)) == []
+
+
 def test_a_site_that_already_reads_as_the_result_is_not_rewritten_again() -> None:
     before = "a = sorted(x)\nb = sorted(y)\nc = sorted(list(z))\n"
     after = before.replace("sorted(x)", "sorted(list(x))", 1)
