@@ -91,7 +91,7 @@ def learn(
         old, new = pair
         if old.type in CONTAINERS:
             return None
-        if old.end_byte - old.start_byte > MAX_NODE_BYTES and old.type not in RUN_LISTS:
+        if _size_outside_body(old, old_end) > MAX_NODE_BYTES and old.type not in RUN_LISTS:
             return None  # a long list of items may still make a run rule (bounded there)
         if old.has_error or new.has_error or old.type == "ERROR":
             return None  # mid-typing, or the change is inside broken code
@@ -254,6 +254,16 @@ def _rule_of(
         breaks=breaks,
         result=result_of(new, numbers, pattern),
     )
+
+
+def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:
+    """``node``'s length, less its body's when the edit (ending at byte ``edit_end``) lies before the
+    body (a function's signature changed): the body is kept whole, one hole, however long."""
+    body = node.child_by_field_name("body")
+    size = node.end_byte - node.start_byte
+    if body is None or edit_end > body.start_byte:
+        return size
+    return size - (body.end_byte - body.start_byte)
 
 
 def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
