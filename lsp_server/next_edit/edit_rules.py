@@ -13,12 +13,13 @@ annotation remembers the name annotated (``Optional[str]`` changed for ``path`` 
 ``name``) until a second example annotates another, unless the edit only spells the same type
 otherwise (``type_spellings.py``: ``Union[A, B]`` -> ``A | B``); a rule of a whole function
 definition remembers the kind of scope the function is defined in (a parameter added to a method
-is not added to a nested function of the same name). A statement wrapped whole in another (``with
-guard():`` put around ``await self.flush(x)``) keeps the function it calls fixed. Deleting a whole
-node, or making a function ``async``, makes the rules of ``derived_rules.py``; an edit across the
-items of an argument or parameter list makes a rule of that run of items (``sibling_runs.py``);
-adding only a comment makes none (``comment_edits.py``). A replacement that spans lines is indented
-at each site as the site's line is.
+is not added to a nested function of the same name). A node kept whole inside a new one (a
+statement wrapped in ``with guard():``, a statement written before it) did not become another kind:
+its keyword alone does not tell its sites. Deleting a whole node, or making a function ``async``,
+makes the rules of ``derived_rules.py``; an edit across the items of an argument or parameter list
+makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes none
+(``comment_edits.py``). A replacement that spans lines is indented at each site as the site's line
+is. A function's signature edited makes a rule however long its body (one hole).
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -46,7 +47,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.node_roles import CALLS, annotated_name, callee_around, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
     hole_texts,
@@ -239,7 +240,7 @@ def _rule_of(
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
     kept = kept_below(new.children)
     numbers: dict[bytes, int] = {}
-    pattern = pattern_of(old, (old, changed, *_wrapped_calls(old, new)), kept, numbers)
+    pattern = pattern_of(old, (old, changed), kept, numbers)
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
@@ -272,14 +273,6 @@ def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
     node did not become another kind (``print x`` -> ``print(x)`` did): its keyword alone does not
     tell its sites."""
     return old.type != new.type and (old.text or b"") in (new.text or b"")
-
-
-def _wrapped_calls(old: tree_sitter.Node, new: tree_sitter.Node) -> list[tree_sitter.Node]:
-    """The calls directly below ``old`` when the edit kept it whole in another node (``await
-    self.closed(s)`` put under ``with shield():``): what tells the wrapped statement from any other
-    of its kind is the function it calls, so those calls are no holes (their callee's name stays
-    fixed, their receiver and arguments may vary)."""
-    return [child for child in old.named_children if child.type in CALLS] if _wraps(old, new) else []
 
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:

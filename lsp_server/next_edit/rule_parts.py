@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def pattern_of(
     node: tree_sitter.Node,
-    fixed: tuple[tree_sitter.Node | None, ...],
+    fixed: tuple[tree_sitter.Node, tree_sitter.Node | None],
     kept: set[tuple[str, bytes | None]],
     numbers: dict[bytes, int],
 ) -> Pattern:
