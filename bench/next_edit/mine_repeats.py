@@ -11,6 +11,8 @@ and one more change made); pytest-dev/pluggy, mined before that change and repla
 it; and, for a third round, encode/uvicorn, python-poetry/tomlkit, pytest-dev/pytest-mock and
 httpie/cli, mined and measured before that round's changes and after them (read in the fourth
 round); and, for the fourth round, encode/httpcore and aio-libs/yarl, mined and measured before
+that round's changes and after them (read in the fifth); and, for the fifth round,
+python-attrs/cattrs, hynek/structlog and marshmallow-code/marshmallow, mined and measured before
 that round's changes and after them, never read (``HELD_OUT``: replayed by name only). Rules, applied to each
 commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS``
 characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of changed
@@ -57,6 +59,12 @@ REPOSITORIES = {
     "httpie": ("https://github.com/httpie/cli", "5b604c37c6c67e18e7c3e9aee6c88a8c22b98345"),
     "httpcore": ("https://github.com/encode/httpcore", "98209758cc14e1a5f966fe1dfdc1064b94055d8c"),
     "yarl": ("https://github.com/aio-libs/yarl", "7009e844cec7959e73741102ceadff49ed914291"),
+    "cattrs": ("https://github.com/python-attrs/cattrs", "82b02c07ca535a1ba656b935767d819eac9d383b"),
+    "structlog": ("https://github.com/hynek/structlog", "025edaf799c6d6d511ab672d14c2ba8e885c4c36"),
+    "marshmallow": (
+        "https://github.com/marshmallow-code/marshmallow",
+        "341b927f219205704728c05cd61f04d7e9727523",
+    ),
 }
 HELD_OUT = (
     "fastapi",
@@ -70,6 +78,9 @@ HELD_OUT = (
     "httpie",
     "httpcore",
     "yarl",
+    "cattrs",
+    "structlog",
+    "marshmallow",
 )
 """Mined after a round of the rules' changes, each a check that round was not tuned on (pluggy the
 last); replayed only when named."""

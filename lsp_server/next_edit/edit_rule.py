@@ -70,9 +70,11 @@ class EditRule:
         )
 
     def anchors(self) -> list[bytes]:
-        """Fixed words a site must contain, most telling (longest) first."""
+        """Fixed words a site must contain, most telling (longest) first, words of one length in byte
+        order: the first is where sites are searched from, so the order must not follow the set's
+        (string hashes differ from process to process)."""
         words = fixed_words(self.before) + ([self.calls] if self.calls else [])
-        return sorted(set(words), key=len, reverse=True)
+        return sorted(set(words), key=lambda word: (-len(word), word))
 
 
 @dataclass(frozen=True)

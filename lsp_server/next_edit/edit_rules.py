@@ -10,13 +10,16 @@ keyword, only its value is a hole), become holes: ``fetch(url)`` -> ``fetch(url,
 gives ``fetch(□)`` -> ``fetch(□, timeout=timeout)``. A node that sat in a call's arguments remembers
 the call's name, so a keyword renamed for one function is not renamed for another; one in a type
 annotation remembers the name annotated (``Optional[str]`` changed for ``path`` is not changed for
-``name``) until a second example annotates another; a rule of a whole function definition remembers
-the kind of scope the function is defined in (a parameter added to a method is not added to a
-nested function of the same name). Deleting a whole node, or making a function
-``async``, makes the rules of ``derived_rules.py``; an edit across the items of an argument or
-parameter list makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes
-none (``comment_edits.py``). A replacement that spans lines is indented at each site as the site's
-line is.
+``name``) until a second example annotates another, unless the edit only spells the same type
+otherwise (``type_spellings.py``: ``Union[A, B]`` -> ``A | B``); a rule of a whole function
+definition remembers the kind of scope the function is defined in (a parameter added to a method
+is not added to a nested function of the same name). A node kept whole inside a new one (a
+statement wrapped in ``with guard():``, a statement written before it) did not become another kind:
+its keyword alone does not tell its sites. Deleting a whole node, or making a function ``async``,
+makes the rules of ``derived_rules.py``; an edit across the items of an argument or parameter list
+makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes none
+(``comment_edits.py``). A replacement that spans lines is indented at each site as the site's line
+is. A function's signature edited makes a rule however long its body (one hole).
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -55,6 +58,7 @@ from lsp_server.next_edit.rule_parts import (
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
 from lsp_server.next_edit.symbol_scope import definition_scope
+from lsp_server.next_edit.type_spellings import same_type_respelled
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -88,7 +92,7 @@ def learn(
         old, new = pair
         if old.type in CONTAINERS:
             return None
-        if old.end_byte - old.start_byte > MAX_NODE_BYTES and old.type not in RUN_LISTS:
+        if _size_outside_body(old, old_end) > MAX_NODE_BYTES and old.type not in RUN_LISTS:
             return None  # a long list of items may still make a run rule (bounded there)
         if old.has_error or new.has_error or old.type == "ERROR":
             return None  # mid-typing, or the change is inside broken code
@@ -245,12 +249,30 @@ def _rule_of(
         pattern,
         template,
         callee=callee_around(old),
-        annotates=annotated_name(old),
+        annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
         role=role_of(old),
-        reshapes=old.type != new.type,
+        reshapes=old.type != new.type and not _wraps(old, new),
         breaks=breaks,
         result=result_of(new, numbers, pattern),
     )
+
+
+def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:
+    """``node``'s length, less its body's when the edit (ending at byte ``edit_end``) lies before the
+    body (a function's signature changed): the body is kept whole, one hole, however long."""
+    body = node.child_by_field_name("body")
+    size = node.end_byte - node.start_byte
+    if body is None or edit_end > body.start_byte:
+        return size
+    return size - (body.end_byte - body.start_byte)
+
+
+def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
+    """Whether the edit kept ``old`` whole in another kind of node ``new``: wrapped it (``with
+    guard():`` around a statement) or wrote beside it (a statement inserted before an ``if``). The
+    node did not become another kind (``print x`` -> ``print(x)`` did): its keyword alone does not
+    tell its sites."""
+    return old.type != new.type and (old.text or b"") in (new.text or b"")
 
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:

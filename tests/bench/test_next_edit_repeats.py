@@ -9,7 +9,7 @@ import pytest
 
 from bench.next_edit.cases import Block, Case, blocks_between, load_cases
 from bench.next_edit.mine_repeats import REPOSITORIES, cases_file, kind_of, repeated_group
-from bench.next_edit.repeat_replay import replay
+from bench.next_edit.repeat_replay import replay, replay_all
 from bench.next_edit.scoring import code_token_distance, is_on_the_way
 
 FILLER = "".join(f"value_{n} = compute({n})\n" for n in range(20))
@@ -73,6 +73,25 @@ def test_after_a_one_change_commit_nothing_is_offered() -> None:
     assert case.after == after
     result = asyncio.run(replay(case))
     assert (result.shown, result.accepted) == (False, 0)
+
+
+def test_cases_replayed_in_either_order_give_the_same_results() -> None:
+    repeat = Case(
+        "r", "c", "s", "t.py", "repeat", BEFORE, blocks_between(BEFORE, AFTER), change="argument added"
+    )
+    wrapped = BEFORE.replace("c = fetch(other)", "c = list(fetch(other))").replace(
+        "e = fetch(third)", "e = list(fetch(third))"
+    )
+    other = Case("w", "c", "s", "t.py", "repeat", BEFORE, blocks_between(BEFORE, wrapped), change="inserted")
+
+    def outcomes(order: list[Case]) -> dict[str, tuple[object, ...]]:
+        results = replay_all(order)
+        return {r.case: (r.accepted, r.right, r.sites, r.sites_done, r.examples, r.wrong) for r in results}
+
+    forward, backward = outcomes([repeat, other]), outcomes([other, repeat])
+    assert forward == backward
+    assert forward["r"] == (2, 2, 2, 2, 1, [])
+    assert forward["w"] == (2, 1, 1, 1, 1, [("fetch(url)", "list(fetch(url))")])  # one site the commit left
 
 
 def test_the_committed_case_files_hold_repeats_and_silences_of_three_repositories() -> None:

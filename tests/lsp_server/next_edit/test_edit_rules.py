@@ -236,3 +236,13 @@ def test_two_examples_indented_differently_agree_on_one_rule() -> None:
         ("def test_c(self):\n        x = 2", "def test_c(self) -> None:\n        x = 2"),
         ("def test_d():\n    y = 3", "def test_d() -> None:\n    y = 3"),
     ]
+
+
+def test_a_long_function_s_signature_changed_is_changed_where_the_same_method_is_defined() -> None:
+    body = "".join(f"        total_{n} = compute(item, {n})\n" for n in range(60)) + "        return item\n"
+    assert len(body) > 1_500  # longer than a rule's node may be: the body is one hole
+    method = "    def handle(self, item: Optional[str]) -> Optional[str]:\n" + body
+    before = f"class A:\n{method}\n\nclass B:\n{method}"
+    after = before.replace("item: Optional[str]) -> Optional[str]", "item: str) -> str", 1)
+    (old, new), *rest = _sites("python", before, after)
+    assert rest == [] and old == method.strip() and new == method.strip().replace("Optional[str]", "str")

@@ -93,17 +93,46 @@ def test_a_type_changed_in_one_annotation_is_changed_where_it_annotates_the_same
 
 def test_two_examples_annotating_different_names_change_the_type_wherever_it_annotates() -> None:
     before = "def a(x: Optional[int], y: Optional[str], z: Optional[bytes]) -> Optional[int]:\n    pass\n"
-    once = before.replace("x: Optional[int]", "x: int | None", 1)
-    twice = once.replace("y: Optional[str]", "y: str | None", 1)
+    once = before.replace("x: Optional[int]", "x: int", 1)
+    twice = once.replace("y: Optional[str]", "y: str", 1)
     first, second = _learned("python", before, once), _learned("python", once, twice)
     assert first is not None and second is not None
     assert _apply("python", first.rule, once, (first.start, first.end)) == []  # no other x
     both = agree(first.rule, second.rule)
     assert both is not None and both.annotates is None
     assert _apply("python", both, twice, (second.start, second.end)) == [
-        ("Optional[bytes]", "bytes | None"),
-        ("Optional[int]", "int | None"),
+        ("Optional[bytes]", "bytes"),
+        ("Optional[int]", "int"),
     ]
+
+
+def test_a_type_only_spelled_otherwise_is_respelled_wherever_it_is_written() -> None:
+    before = (
+        "def a(body: Iterator[bytes], n: int) -> Iterator[str]:\n    rows: Iterator[bytes] = it\n\n\n"
+        "def b(x: Union[int, str]) -> Union[str, None]:\n    pass\n"
+    )
+    qualified = before.replace("body: Iterator[bytes]", "body: abc.Iterator[bytes]", 1)
+    assert _sites("python", before, qualified) == [
+        ("Iterator[str]", "abc.Iterator[str]"),
+        ("Iterator[bytes]", "abc.Iterator[bytes]"),
+    ]
+    piped = before.replace("x: Union[int, str]", "x: int | str", 1)
+    assert _sites("python", before, piped) == [("Union[str, None]", "str | None")]
+
+
+def test_a_statement_wrapped_whole_is_no_rule_of_every_statement_of_its_kind() -> None:
+    before = "async def a(self):\n    await self.flush(1)\n    await self.read(2)\n    await self.flush(3)\n"
+    after = before.replace("    await self.flush(1)\n", "    with guard():\n        await self.flush(1)\n", 1)
+    assert _sites("python", before, after) == []  # where a statement is wrapped is chosen per place
+
+
+def test_a_statement_inserted_before_a_kept_if_is_no_rule_of_every_if() -> None:
+    before = (
+        "def a(limit):\n    if not ready:\n        setup()\n\n\n"
+        "def b():\n    if not ready:\n        setup()\n    if x:\n        y()\n"
+    )
+    inserted = "    if limit < 0:\n        limit = 0\n    if not ready:\n"
+    assert _sites("python", before, before.replace("    if not ready:\n", inserted, 1)) == []
 
 
 def test_a_site_that_already_reads_as_the_result_is_not_rewritten_again() -> None:

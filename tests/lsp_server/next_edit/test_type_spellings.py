@@ -1,0 +1,26 @@
+"""A type annotation's edit that only spells the same type otherwise, told from one that changes
+what the type means."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_server.next_edit.type_spellings import same_type_respelled
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        (b"Iterator[bytes]", b"typing.Iterator[bytes]", True),
+        (b"typing.Iterator[bytes]", b"Iterator[bytes]", True),
+        (b"Union[A, B]", b"A | B", True),
+        (b"Optional[Dict[str, int]]", b"dict[str, int] | None", True),
+        (b"List[int]", b"list[int]", True),
+        (b"Optional[str]", b"str", False),
+        (b"Optional[Engine]", b"Union[Engine, Literal[False], None]", False),
+        (b"Iterator[bytes]", b"Iterator[str]", False),
+        (b"Iterator[bytes]", b"Iterator[bytes]", False),
+    ],
+)
+def test_a_type_respelled_means_the_same_words(old: bytes, new: bytes, same: bool) -> None:
+    assert same_type_respelled(old, new) is same
