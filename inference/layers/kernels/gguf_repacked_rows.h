@@ -19,6 +19,15 @@ inline __m256i row_words(const uint8_t* p) {
   return is_signed ? _mm256_cvtepi8_epi16(twice) : _mm256_cvtepu8_epi16(twice);
 }
 
+// Q6_K's top two bits of a 32-byte run's four chunks, each at bits 4-5 of its byte (the code's high part).
+inline void q6_k_top_bits(__m256i bits, __m256i top[4]) {
+  const __m256i pair_mask = _mm256_set1_epi8(0x30);
+  top[0] = _mm256_and_si256(_mm256_slli_epi16(bits, 4), pair_mask);
+  top[1] = _mm256_and_si256(_mm256_slli_epi16(bits, 2), pair_mask);
+  top[2] = _mm256_and_si256(bits, pair_mask);
+  top[3] = _mm256_and_si256(_mm256_srli_epi16(bits, 2), pair_mask);
+}
+
 // Integer lanes of one group super-block g for the 256 x codes at x: lanes[l] holds lane l of the
 // eight rows; for Q4_K also the eight rows' minimums' sums.
 template <class B>
@@ -46,7 +55,6 @@ inline void group_lanes(const uint8_t* g, const int8_t* x, const int16_t* sums16
       minimums = scaled_add(minimums, m, broadcast32(sums32 + 2 * p));
     }
   } else {
-    const __m256i pair_mask = _mm256_set1_epi8(0x30);
     __m256i scale[16];  // scale j of the eight rows: sub-block s's are 2s (its lanes 0 .. 3) and 2s + 1
     for (int j = 0; j < 16; ++j) scale[j] = row_words<true>(g + 16 + 8 * j);
     for (int l = 0; l < 8; ++l) lanes[l] = _mm256_setzero_si256();
@@ -55,11 +63,8 @@ inline void group_lanes(const uint8_t* g, const int8_t* x, const int16_t* sums16
 #pragma GCC unroll 8
       for (int l = 0; l < 8; ++l) {  // eight chains of integer adds, one a lane
         const uint8_t* run = g + 144 + (8 * h + l) * 96;
-        const __m256i bits = load32(run);
-        const __m256i top[4] = {_mm256_and_si256(_mm256_slli_epi16(bits, 4), pair_mask),
-                                _mm256_and_si256(_mm256_slli_epi16(bits, 2), pair_mask),
-                                _mm256_and_si256(bits, pair_mask),
-                                _mm256_and_si256(_mm256_srli_epi16(bits, 2), pair_mask)};
+        __m256i top[4];
+        q6_k_top_bits(load32(run), top);
 #pragma GCC unroll 2
         for (int half = 0; half < 2; ++half) {  // chunk 2h + half: sub-blocks 4h + half (low), 4h + 2 + half (high)
           const __m256i v = load32(run + 32 + 32 * half);

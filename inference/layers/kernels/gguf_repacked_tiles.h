@@ -62,7 +62,6 @@ inline void group_tile(const ActivationCodes& a, int64_t t0, const uint8_t* grou
         offset[t] = _mm256_add_ps(offset[t], _mm256_mul_ps(_mm256_cvtepi32_ps(minimums), min_step));
       }
     } else {
-      const __m256i pair_mask = _mm256_set1_epi8(0x30);
       __m256i scale[16];
       for (int j = 0; j < 16; ++j) scale[j] = row_words<true>(g + 16 + 8 * j);
 #pragma GCC unroll 8
@@ -72,11 +71,8 @@ inline void group_tile(const ActivationCodes& a, int64_t t0, const uint8_t* grou
 #pragma GCC unroll 2
         for (int h = 0; h < 2; ++h) {
           const uint8_t* run = g + 144 + (8 * h + l) * 96;
-          const __m256i bits = load32(run);
-          const __m256i top[4] = {_mm256_and_si256(_mm256_slli_epi16(bits, 4), pair_mask),
-                                  _mm256_and_si256(_mm256_slli_epi16(bits, 2), pair_mask),
-                                  _mm256_and_si256(bits, pair_mask),
-                                  _mm256_and_si256(_mm256_srli_epi16(bits, 2), pair_mask)};
+          __m256i top[4];
+          q6_k_top_bits(load32(run), top);
 #pragma GCC unroll 2
           for (int half = 0; half < 2; ++half) {
             const __m256i v = load32(run + 32 + 32 * half);
