@@ -268,11 +268,11 @@ def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:
 
 
 def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
-    """Whether the edit kept ``old`` whole in another kind of node ``new``: wrapped it (``with
-    guard():`` around a statement) or wrote beside it (a statement inserted before an ``if``). The
-    node did not become another kind (``print x`` -> ``print(x)`` did): its keyword alone does not
-    tell its sites."""
-    return old.type != new.type and (old.text or b"") in (new.text or b"")
+    """Whether the edit kept ``old`` whole inside ``new`` (of another kind, as the caller checks):
+    wrapped it (``with guard():`` around a statement) or wrote beside it (a statement inserted before
+    an ``if``). The node did not become another kind (``print x`` -> ``print(x)`` did): its keyword
+    alone does not tell its sites."""
+    return (old.text or b"") in (new.text or b"")
 
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
