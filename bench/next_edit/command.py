@@ -8,7 +8,7 @@ places (the user types them one after the other, asking after each; what is left
 changes in one place (after it, the right answer is silence). A real ``codedraft lsp`` driven over
 stdio as an editor would, on a real daemon (``--model``, default SmolLM2-135M-Instruct's GGUF).
 
-``--repeats`` replays instead the edits-by-example cases (``repeat_cases_*.json``, mined from seventeen
+``--repeats`` replays instead the edits-by-example cases (``repeat_cases_*.json``, mined from twenty
 repositories by ``python -m bench.next_edit.mine_repeats``) through the server's next-edit service
 in process, with no model and no daemon (``repeat_replay.py``); ``--rule-speed`` times learning a
 rule and matching it on a 5,000-line file (``rule_speed.py``).
@@ -137,7 +137,8 @@ def main(argv: list[str]) -> int:
         metavar="NAMES",
         help="edits by example, no model: replay the repeat cases of these repositories (comma-separated; "
         "default httpx, attrs, rich; held out: fastapi, starlette, requests, alembic, pluggy, uvicorn, "
-        "tomlkit, pytest-mock, httpie, httpcore, yarl, cattrs, structlog, marshmallow); "
+        "tomlkit, pytest-mock, httpie, httpcore, yarl, cattrs, structlog, marshmallow, packaging, sqlparse, "
+        "boltons); "
         "--limit and --max-chain apply",
     )
     parser.add_argument(
