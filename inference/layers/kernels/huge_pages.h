@@ -2,14 +2,16 @@
 // pages in `madvise` mode): a decode step streams each whole matrix, and with 4 KiB pages the hardware's
 // prefetch stops at every page (one-row Q6_K products from DRAM ran at half the speed).
 //
-// A 2 MiB page is committed whole once touched, so a mapping of its own per matrix costs up to 2 MiB
+// A 2 MiB page is committed whole once touched, so a mapping of its own per matrix cost up to 2 MiB
 // more than the matrix: Gemma 3 270M's 126 layer matrices (0.1 to 1 MiB each) took 42 MiB more than
-// their bytes. Here matrices share pages instead: each is cut from the first mapping of whole 2 MiB
-// pages with room left at its end (a new one, its size rounded up to 2 MiB, when none has), so only
-// the last page of the last mapping is partly empty. A mapping is unmapped when the last tensor cut
-// from it is freed; a freed tensor's bytes are not reused before then.
+// their bytes. Here matrices are cut one after another from large mappings (128 MiB, or a matrix's
+// size rounded up to 2 MiB pages where it is larger), each from the first with room left at its end;
+// pages never touched cost nothing, so only the page where the bytes end is partly empty. The whole
+// pages of a freed tensor are given back at once (the neighbours' pages kept), and a mapping is
+// unmapped with the last tensor cut from it.
 #pragma once
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <memory>
 #include <mutex>
@@ -40,18 +42,25 @@ class HugePageArena {
       ++it;
     }
     if (!mapping) {
-      mapping = std::make_shared<Mapping>((size + kHuge - 1) / kHuge * kHuge);
+      mapping = std::make_shared<Mapping>(std::max(kChunk, (size + kHuge - 1) / kHuge * kHuge));
       mappings_.push_back(mapping);
     }
     offset = mapping->used;
     mapping->used += size;
+    const uintptr_t first = mapping->start + offset;
     return at::from_blob(
-        reinterpret_cast<void*>(mapping->start + offset), {bytes}, [mapping](void*) {},
+        reinterpret_cast<void*>(first), {bytes},
+        [mapping, first, size](void*) {
+          // The pages wholly inside this tensor's bytes: no other tensor's bytes lie there.
+          const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+          const uintptr_t low = (first + page - 1) / page * page, high = (first + size) / page * page;
+          if (high > low) madvise(reinterpret_cast<void*>(low), high - low, MADV_DONTNEED);
+        },
         at::TensorOptions().dtype(at::kByte));
   }
 
  private:
-  static constexpr int64_t kHuge = int64_t{1} << 21, kAlign = 64;
+  static constexpr int64_t kHuge = int64_t{1} << 21, kAlign = 64, kChunk = int64_t{128} << 20;
 
   // `size` bytes (whole 2 MiB pages) at a 2 MiB boundary: a mapping 2 MiB longer, aligned within.
   struct Mapping {
