@@ -56,7 +56,8 @@ class LoadedModel:
     dtype: torch.dtype
     name: str
     weights: str | None = None
-    # Whether the q4_1 weights form holds the checkpoint's weights exactly (a GGUF in Q4_1 / Q8_0).
+    # Whether `auto` serves the checkpoint as q4_1, which holds its weights exactly (a GGUF in Q4_1 /
+    # Q8_0 with a Q4_1 matrix at least: `block_quantized`).
     block_quantized: bool = False
 
 
@@ -69,9 +70,9 @@ def resolve_weights(
 ) -> str | None:
     """The weights form to build: `weights` itself, checked, or for "auto" the CPU default in float32
     and the checkpoint's own layout elsewhere. The CPU default is q4_1 for a checkpoint whose weights
-    that form holds exactly (`block_quantized`: a GGUF in Q4_1 / Q8_0), native_q8 for any other GGUF
-    with matrices in a block type its kernels read (`native`: 8-bit activations, as llama.cpp serves
-    the same file; agreement measured in docs/models.md), when the kernels build here; else
+    that form holds exactly (`block_quantized`: a GGUF in Q4_1 / Q8_0 with a Q4_1 matrix), native_q8
+    for any other GGUF with matrices in a block type its kernels read (`native`: 8-bit activations, as
+    llama.cpp serves the same file; agreement measured in docs/models.md), when the kernels build; else
     `DEFAULT_CPU_WEIGHTS`. Refuses a form the device or dtype cannot serve (the packed forms: CPU and
     float32 only), a form whose kernels cannot be built, and the native forms for a checkpoint
     without blocks."""

@@ -55,8 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "in place from the memory-mapped file; float32 activations) or native_q8 (the same blocks times "
         "activations quantized to 8 bits, as llama.cpp: faster, outputs differ from native's) or q8_0 (a "
         "float checkpoint quantized at load to Q8_0 blocks, read by the native kernels) (default: auto: "
-        "q4_1 for a GGUF stored in Q4_1 / Q8_0, whose weights it holds exactly, native_q8 for any other "
-        "quantized GGUF, else float16; see docs/benchmarks.md and docs/models.md)",
+        "q4_1 for a GGUF stored in Q4_1 (Q8_0 where Q4_1 is not exact), whose weights it holds exactly, "
+        "native_q8 for any other quantized GGUF, Q8_0 included, else float16; see docs/benchmarks.md and "
+        "docs/models.md)",
     )
     group = parser.add_argument_group("remote engine and network")
     group.add_argument(

@@ -1,5 +1,6 @@
-// Whole matrices to and from the repacked layout (gguf_repacked_layout.h): repacked once at load, in
-// memory of their own; unpacked (a row, a matrix, rows as float32) to check and to look rows up.
+// Whole matrices to and from the repacked layout (gguf_repacked_layout.h): repacked once at load, into
+// 2 MiB pages shared by the matrices (huge_pages.h); unpacked (a row, a matrix, rows as float32) to
+// check and to look rows up.
 #pragma once
 #include <sys/mman.h>
 #include <unistd.h>
@@ -7,26 +8,9 @@
 #include <cstdio>
 
 #include "gguf_repacked_layout.h"
+#include "huge_pages.h"
 
 namespace codedraft::gguf {
-
-// `bytes` of uint8 in their own mapping, in 2 MiB pages where the system gives them on request
-// (transparent huge pages in `madvise` mode): a decode step streams the whole matrix, and with 4 KiB
-// pages the hardware's prefetch stops at every page (one-row Q6_K products from DRAM ran at half
-// the speed).
-inline at::Tensor huge_page_bytes(int64_t bytes) {
-  constexpr int64_t kHuge = int64_t{1} << 21;
-  const int64_t size = std::max<int64_t>(bytes, 1) + kHuge;
-  void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  TORCH_CHECK(base != MAP_FAILED, "could not map ", size, " bytes for repacked weights");
-  const auto start = (reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~static_cast<uintptr_t>(kHuge - 1);
-#ifdef MADV_HUGEPAGE
-  madvise(reinterpret_cast<void*>(start), size - (start - reinterpret_cast<uintptr_t>(base)), MADV_HUGEPAGE);
-#endif
-  return at::from_blob(
-      reinterpret_cast<void*>(start), {bytes}, [base, size](void*) { munmap(base, size); },
-      at::TensorOptions().dtype(at::kByte));
-}
 
 // Whether [p, p + bytes) lies in one read-only mapping of a file (Linux's /proc/self/maps): a GGUF
 // file's blocks, whose pages can be dropped and are read from the file again if touched.

@@ -4,6 +4,7 @@ gguf's dequantized weights within the rounding of x, and the portable build agai
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -199,6 +200,20 @@ def test_repacking_keeps_every_byte_of_the_file(qtype: Q) -> None:
         ops.gguf_q8_repack(torch.from_numpy(_blocks(Q.Q5_K)), int(Q.Q5_K))
     with pytest.raises(RuntimeError, match="do not hold 36 rows"):
         ops.gguf_q8_linear_repacked(torch.zeros(1, WIDTH), packed, int(qtype), 36)
+
+
+def test_small_repacked_matrices_share_their_2_mib_pages() -> None:
+    # Each its own mapping, every small matrix would commit a 2 MiB page of its own (huge_pages.h).
+    ops = torch.ops.codedraft_cpu
+    blocks = torch.from_numpy(_blocks(Q.Q8_0, seed=4))
+    packed = [ops.gguf_q8_repack(blocks, int(Q.Q8_0)) for _ in range(4)]
+    addresses = [p.data_ptr() for p in packed]
+    assert all(a % 64 == 0 for a in addresses)
+    # Cut one after another (at 64-byte boundaries): at most one of the three steps starts a new mapping.
+    step = -(-blocks.numel() // 64) * 64
+    assert sum(b - a == step for a, b in itertools.pairwise(addresses)) >= 2
+    for p in packed:
+        assert torch.equal(ops.gguf_q8_unpack(p, int(Q.Q8_0), ROWS, WIDTH), blocks)
 
 
 @pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)

@@ -13,6 +13,7 @@ from gguf import GGMLQuantizationType as Q
 
 from inference.layers import cpu_kernels
 from inference.layers.block_linear import Q4_1Linear, Q8_0Linear
+from inference.layers.gguf_linear import GGUFLinear
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from tests.fixtures.tiny_gguf import with_weights, write_gguf
 from tests.fixtures.tiny_models import CHATML_TEMPLATE, corpus_texts, make_tiny_checkpoint, special_token_id
@@ -226,12 +227,12 @@ def test_metadata_and_config_agree(llama: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("qtype", "form"), [(Q.Q4_1, Q4_1Linear), (Q.Q8_0, Q8_0Linear)])
-def test_a_block_quantized_file_is_served_in_its_own_blocks_by_default(
+def test_a_block_quantized_file_is_served_in_its_own_blocks_by_q4_1(
     qtype: Q, form: type, llama: Path, tmp_path: Path
 ) -> None:
     write_gguf(llama, tmp_path / "model.gguf", qtype)
-    served = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
-    assert (served.weights, served.block_quantized) == ("q4_1", True)
+    served = load_model(tmp_path / "model.gguf", device="cpu", weights="q4_1")
+    assert served.weights == "q4_1"
     # pack_block_linear takes a form only where it holds the weights exactly: every linear, the
     # output projection included, holds the file's own blocks.
     linears = [m for m in served.model.modules() if isinstance(m, (Q4_1Linear, Q8_0Linear))]
@@ -239,6 +240,19 @@ def test_a_block_quantized_file_is_served_in_its_own_blocks_by_default(
     exact = load_model(tmp_path / "model.gguf", device="cpu", weights="float32")
     ids = exact.tokenizer.encode(LONG_PROMPT)
     torch.testing.assert_close(paged_logits(served, ids), paged_logits(exact, ids), rtol=0, atol=1e-4)
+
+
+def test_auto_serves_a_q4_1_file_as_q4_1_and_a_q8_0_file_as_native_q8(llama: Path, tmp_path: Path) -> None:
+    write_gguf(llama, tmp_path / "q4_1.gguf", Q.Q4_1)
+    assert load_model(tmp_path / "q4_1.gguf", device="cpu", weights="auto").weights == "q4_1"
+    write_gguf(llama, tmp_path / "q8_0.gguf", Q.Q8_0)
+    served = load_model(tmp_path / "q8_0.gguf", device="cpu", weights="auto")
+    assert (served.weights, served.block_quantized) == ("native_q8", False)
+    linears = [m for m in served.model.modules() if isinstance(m, GGUFLinear)]
+    assert linears and all(m.qtype == Q.Q8_0 and m.will_repack for m in linears)
+    q8 = load_model(tmp_path / "q8_0.gguf", device="cpu", weights="native_q8")
+    ids = q8.tokenizer.encode(LONG_PROMPT)
+    assert torch.equal(paged_logits(served, ids), paged_logits(q8, ids))
 
 
 def test_a_float_file_is_served_in_float16_by_default(llama: Path, tmp_path: Path) -> None:
