@@ -200,8 +200,12 @@ class CausalLM(nn.Module):
         kv: KVCache,
         meta: AttentionMetadata,
         interrupt: Callable[[], bool] | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """Final normed hidden states (T, hidden_size), for callers that need only some logits.
+        """Final normed hidden states (T, hidden_size), for callers that need only some logits; with
+        `rows` (int64 indices) only those rows (R, hidden_size): the last layer computes only them past
+        its attention (every row's K/V is written), as llama.cpp does (a prompt's other rows are read by
+        nothing after it). Each row's values are the same either way.
 
         `interrupt` is asked before every layer but the first; when it answers True the pass stops
         with `ForwardInterrupted` (a background pass giving way to a user's request within a layer)."""
@@ -211,9 +215,13 @@ class CausalLM(nn.Module):
             hidden = hidden * torch.tensor(self.embedding_scale, dtype=hidden.dtype, device=hidden.device)
         rotation = self.rotary(positions)  # cos, sin: (T, D) each
         local_rotation = rotation if self.local_rotary is None else self.local_rotary(positions)
+        last = len(self.model.layers) - 1
         for index, (layer, k_cache, v_cache) in enumerate(zip(self.model.layers, kv.k, kv.v, strict=True)):
             if index and interrupt is not None and interrupt():
                 raise ForwardInterrupted(f"interrupted before layer {index}")
             cos, sin = local_rotation if index in self.local_layers else rotation
-            hidden = layer(hidden, cos, sin, k_cache, v_cache, meta)
+            if index == last and rows is not None:
+                hidden = layer(hidden, cos, sin, k_cache, v_cache, meta, rows)
+            else:
+                hidden = layer(hidden, cos, sin, k_cache, v_cache, meta)
         return self.model.norm(hidden)
