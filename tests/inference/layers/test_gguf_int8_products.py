@@ -126,6 +126,19 @@ def test_products_equal_the_integer_arithmetic_written_out_bit_for_bit(qtype: Q,
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=lambda t: t.name)
+def test_activation_codes_round_halves_to_even_in_every_lane(qtype: Q) -> None:
+    """Runs whose step is exactly 1 (max|x| = 127) and whose other values are halves: each code is
+    the even neighbour (the vector quantization rounds as nearbyint does), in every position of a run."""
+    rng = np.random.default_rng(7)
+    x = (rng.integers(-127, 127, size=(5, WIDTH)) + np.float32(0.5)).astype(np.float32)
+    x[:, ::32] = np.float32(127)  # every run of 32 (and of 256) has max|x| = 127: d = 1, x / d = x
+    x[1, 40:48] = np.float32(-0.5)
+    x[2, 64:96] = 0
+    blocks = _blocks(qtype)
+    assert np.array_equal(_product(x, blocks, qtype), reference(x, blocks, qtype))
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=lambda t: t.name)
 def test_products_are_the_float32_products_within_the_rounding_of_x(qtype: Q) -> None:
     """Each x_j is replaced by dx q_j, |x_j - dx q_j| <= dx / 2 (dx its run's step), so the output is
     off the float32 product on the dequantized weights by at most sum_j |w_j| dx_j / 2, plus the
