@@ -191,8 +191,9 @@ class ModelRunner:
             # transformer itself, and a prompt's last MLP is a layer's worth of products for one row.
             partial = 0 < len(sampled) < len(ids)
             rows = torch.tensor(sampled, dtype=torch.int64, device=device) if partial else None
+            position_ids = torch.tensor(positions, dtype=torch.int64, device=device)
             hidden = self.model.hidden_states(
-                input_ids, torch.tensor(positions, dtype=torch.int64, device=device), self.kv, meta, interrupt, rows
+                input_ids, position_ids, self.kv, meta, interrupt, rows
             )  # (L, hidden) with rows, else (T, hidden)
             logits = self.model.lm_head(hidden).float() if sampled else hidden.new_empty(0, 0)  # (L, V)
         return list(logits.split([part.num_logits for part in parts]))
