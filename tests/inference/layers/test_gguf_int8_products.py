@@ -184,6 +184,21 @@ def _repacked_product(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray
 REPACKED = [Q.Q5_0, Q.Q8_0, Q.Q4_K, Q.Q6_K]
 
 
+@pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
+@pytest.mark.parametrize("rows", [1, 5, 9])
+def test_repacked_products_read_a_column_slice_in_place_with_the_same_numbers(qtype: Q, rows: int) -> None:
+    """x given as columns of a wider tensor (the MLP's activation in gate|up's output): the same
+    outputs as its contiguous copy, for 13 weight rows (a group of 8 and 5 left over)."""
+    ops = torch.ops.codedraft_cpu
+    blocks = np.ascontiguousarray(random_blocks(13, WIDTH, qtype, np.random.default_rng(3)))
+    packed = ops.gguf_q8_repack(torch.from_numpy(blocks), int(qtype))
+    wide = torch.from_numpy(_x(rows, seed=rows + 50)).repeat(1, 3)
+    view = wide[:, WIDTH // 2 : WIDTH // 2 + WIDTH]
+    assert view.stride(0) == 3 * WIDTH
+    expected = ops.gguf_q8_linear(view.contiguous(), torch.from_numpy(blocks), int(qtype))
+    assert torch.equal(ops.gguf_q8_linear_repacked(view, packed, int(qtype), 13), expected)
+
+
 # Rows in whole groups of 8, with a few left over, fewer than 8, and odd; x rows around the tile of 4.
 @pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
 @pytest.mark.parametrize("weight_rows", [1, 7, 8, 16, 37])
