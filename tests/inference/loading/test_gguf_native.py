@@ -359,14 +359,22 @@ def _hidden(loaded: LoadedModel, ids: list[int], rows: torch.Tensor | None) -> t
         return loaded.model.hidden_states(torch.tensor(ids), pos, kv, meta, None, rows), kv
 
 
+@pytest.mark.parametrize("layout", ["llama", "gemma3_text"])
 @pytest.mark.parametrize("weights", ["native_q8", "native"])
 def test_a_pass_for_some_rows_gives_those_rows_bit_for_bit_and_writes_every_rows_kv(
-    wide_llama: Path, tmp_path: Path, weights: str
+    wide_llama: Path, tmp_path: Path, weights: str, layout: str
 ) -> None:
     """A pass asked for some rows (a prompt's last row): those rows' hidden states are the whole pass's
     to the bit, and the KV pool is the same; native_q8, whose rows do not depend on each other, computes
-    only them in the last layer past its attention, native picks them at the end."""
-    write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types=Q4_K_M)
+    only them in the last layer past its attention, native picks them at the end. Llama's layout as
+    Q4_K_M, and Gemma 3's (sandwich and q/k norms, sliding windows) in Q5_0."""
+    if layout == "llama":
+        write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types=Q4_K_M)
+    else:
+        checkpoint = make_tiny_checkpoint(
+            tmp_path / "gemma", "gemma3_text", hidden_size=256, head_dim=64, intermediate_size=512, **GEMMA3
+        )
+        write_gguf(checkpoint, tmp_path / "model.gguf", Q.Q5_0, types={"embed_tokens": Q.Q8_0})
     loaded = load_model(tmp_path / "model.gguf", device="cpu", weights=weights)
     if loaded.model.repacking is not None:
         loaded.model.repacking.join()
