@@ -85,9 +85,11 @@ class PagedModel(Protocol):
         kv: KVCache,
         meta: AttentionMetadata,
         interrupt: Callable[[], bool] | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """input_ids, positions: (T,) int64 -> (T, hidden_size); writes the new K/V into `kv`. Raises
-        `ForwardInterrupted` between layers once `interrupt` answers True."""
+        """input_ids, positions: (T,) int64 -> (T, hidden_size), or only `rows` (int64 indices) of them;
+        writes the new K/V into `kv`. Raises `ForwardInterrupted` between layers once `interrupt` answers
+        True."""
         ...
 
 
@@ -184,16 +186,16 @@ class ModelRunner:
         meta = AttentionMetadata.batched(slot_mapping, spans, self.block_size)
         with torch.inference_mode():
             input_ids = torch.tensor(ids, dtype=torch.int64, device=device)
+            # Only the rows we sample from go through the last layer past its attention and through
+            # lm_head: with a 150k vocabulary, projecting a whole prompt would cost more than the
+            # transformer itself, and a prompt's last MLP is a layer's worth of products for one row.
+            partial = 0 < len(sampled) < len(ids)
+            rows = torch.tensor(sampled, dtype=torch.int64, device=device) if partial else None
+            position_ids = torch.tensor(positions, dtype=torch.int64, device=device)
             hidden = self.model.hidden_states(
-                input_ids, torch.tensor(positions, dtype=torch.int64, device=device), self.kv, meta, interrupt
-            )  # (T, hidden)
-            # Only the rows we sample from go through lm_head: with a 150k vocabulary, projecting a
-            # whole prompt would cost more than the transformer itself.
-            if sampled == list(range(len(ids) - len(sampled), len(ids))):
-                rows = hidden[len(ids) - len(sampled) :]  # (L, hidden), a view
-            else:
-                rows = hidden[torch.tensor(sampled, dtype=torch.int64, device=device)]  # (L, hidden)
-            logits = self.model.lm_head(rows).float() if sampled else hidden.new_empty(0, 0)  # (L, V)
+                input_ids, position_ids, self.kv, meta, interrupt, rows
+            )  # (L, hidden) with rows, else (T, hidden)
+            logits = self.model.lm_head(hidden).float() if sampled else hidden.new_empty(0, 0)  # (L, V)
         return list(logits.split([part.num_logits for part in parts]))
 
 

@@ -193,8 +193,11 @@ class Attention(nn.Module):
         k_cache: torch.Tensor,
         v_cache: torch.Tensor,
         meta: AttentionMetadata,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """hidden (T, hidden_size) -> (T, hidden_size); writes this call's K/V into the pool first."""
+        """hidden (T, hidden_size) -> (T, hidden_size); writes this call's K/V into the pool first.
+        With `rows` (int64 indices) only those rows' outputs are projected and returned (R, hidden_size):
+        every row's K/V is still written."""
         num_new = hidden.shape[0]
         heads, kv_heads = self.num_heads, self.num_kv_heads
         if self.qkv_proj is not None and self.q_norm is None:
@@ -219,7 +222,7 @@ class Attention(nn.Module):
                     heads,
                     self.scale,
                 )  # (T, H*D)
-                return self.o_proj(out)
+                return self.o_proj(out if rows is None else out[rows])
             qk = apply_rotary(qkv[:, : heads + kv_heads], cos, sin)  # q and k heads rotated in one go
             q, k, v = qk[:, :heads], qk[:, heads:], qkv[:, heads + kv_heads :]  # (T, H, D), (T, KvH, D) x2
         else:
@@ -237,4 +240,5 @@ class Attention(nn.Module):
         out = paged_attention(
             q, k_cache, v_cache, meta, self.scale, self.sliding_window, self.kernel, self.kernel_rows
         )  # (T, H, D)
-        return self.o_proj(out.reshape(num_new, self.num_heads * self.head_dim))
+        out = out.reshape(num_new, self.num_heads * self.head_dim)
+        return self.o_proj(out if rows is None else out[rows])

@@ -75,6 +75,10 @@ class GGUFLinear(nn.Module):
     (`blocks`, 1-D), after which only those are kept. The outputs are the same bits either way, so a
     layer may be repacked between two calls; `rows` reads either (a tied head's embedding)."""
 
+    # x may be a view whose rows are not contiguous (columns of a wider tensor): the kernels read it in
+    # place or copy it, the same numbers either way.
+    reads_row_views = True
+
     def __init__(
         self,
         matrix: BlockMatrix,

@@ -42,8 +42,12 @@ class SwiGLU(nn.Module):
             gate, up = self.gate_proj(x), self.up_proj(x)
         if gate.requires_grad:  # training keeps gate for the backward pass
             activated = F.gelu(gate, approximate="tanh") if self.gelu else F.silu(gate)
-        elif self.gelu:  # in place: gate is this call's own, and a prompt's fresh (T, I) costs more
+            return self.down_proj(activated * up)
+        # In place: gate is this call's own, and a prompt's fresh (T, I) costs more than the operation.
+        if self.gelu:
             activated = torch.ops.aten.gelu_(gate, approximate="tanh")
         else:
             activated = F.silu(gate, inplace=True)
+        if getattr(self.down_proj, "reads_row_views", False):  # the product into gate's columns too
+            return self.down_proj(activated.mul_(up))
         return self.down_proj(activated * up)

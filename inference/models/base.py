@@ -82,6 +82,9 @@ class CausalLM(nn.Module):
         self.parameter_count = sum(p.numel() for p in self.parameters())
         # Repacking a GGUF file's blocks for 8-bit activations, where `place_blocks` started it.
         self.repacking: threading.Thread | None = None
+        # Whether each row's values come out the same whatever the other rows of a pass (the
+        # `ROW_EXACT_FORMS`, set by `pack_weights`): `hidden_states` may then compute only some rows.
+        self.rows_alone = False
 
     def place_blocks(self, blocks: dict[str, BlockMatrix], int8_activations: bool = False) -> None:
         """Serve the weights `blocks` names (`<module>.weight`: a linear or the embeddings) from a GGUF
@@ -128,6 +131,7 @@ class CausalLM(nn.Module):
         pack_linears(self, weights)
         if weights == "float16" and tied is not None:
             self._share_q8_0_head(tied)
+        self.rows_alone = weights in ROW_EXACT_FORMS
         if weights in KERNEL_FORMS:
             for module in self.modules():
                 if isinstance(module, (RMSNorm, Attention)):
@@ -200,8 +204,14 @@ class CausalLM(nn.Module):
         kv: KVCache,
         meta: AttentionMetadata,
         interrupt: Callable[[], bool] | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """Final normed hidden states (T, hidden_size), for callers that need only some logits.
+        """Final normed hidden states (T, hidden_size), for callers that need only some logits; with
+        `rows` (int64 indices) only those rows (R, hidden_size). Where each row's values do not depend on
+        the other rows of the pass (`rows_alone`) the last layer computes only `rows` past its attention
+        (every row's K/V is still written), as llama.cpp does: a prompt's other rows are read by nothing
+        after it. Elsewhere every row is computed and `rows` picked at the end (a product's rounding may
+        depend on how many rows it has). Either way a row's values are those of the whole pass.
 
         `interrupt` is asked before every layer but the first; when it answers True the pass stops
         with `ForwardInterrupted` (a background pass giving way to a user's request within a layer)."""
@@ -211,9 +221,14 @@ class CausalLM(nn.Module):
             hidden = hidden * torch.tensor(self.embedding_scale, dtype=hidden.dtype, device=hidden.device)
         rotation = self.rotary(positions)  # cos, sin: (T, D) each
         local_rotation = rotation if self.local_rotary is None else self.local_rotary(positions)
+        last = len(self.model.layers) - 1 if rows is not None and self.rows_alone else -1
         for index, (layer, k_cache, v_cache) in enumerate(zip(self.model.layers, kv.k, kv.v, strict=True)):
             if index and interrupt is not None and interrupt():
                 raise ForwardInterrupted(f"interrupted before layer {index}")
             cos, sin = local_rotation if index in self.local_layers else rotation
-            hidden = layer(hidden, cos, sin, k_cache, v_cache, meta)
-        return self.model.norm(hidden)
+            if index == last:
+                hidden = layer(hidden, cos, sin, k_cache, v_cache, meta, rows)
+            else:
+                hidden = layer(hidden, cos, sin, k_cache, v_cache, meta)
+        hidden = self.model.norm(hidden)
+        return hidden if rows is None or last >= 0 else hidden[rows]

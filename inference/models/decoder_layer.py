@@ -59,12 +59,17 @@ class DecoderLayer(nn.Module):
         k_cache: torch.Tensor,
         v_cache: torch.Tensor,
         meta: AttentionMetadata,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """hidden (T, hidden_size) -> (T, hidden_size)."""
-        rows = hidden.shape[0]
-        if self.fused is not None and rows <= self.self_attn.kernel_rows and len(meta.spans) == 1:
-            return self.fused(hidden, cos, sin, k_cache, v_cache, meta)
-        attended = self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta)
+        """hidden (T, hidden_size) -> (T, hidden_size), or with `rows` (int64 indices) only those rows
+        (R, hidden_size): every row's K/V is written, and past attention only `rows` are computed (a
+        prompt's last layer, whose other rows nothing reads)."""
+        if self.fused is not None and hidden.shape[0] <= self.self_attn.kernel_rows and len(meta.spans) == 1:
+            out = self.fused(hidden, cos, sin, k_cache, v_cache, meta)
+            return out if rows is None else out[rows]
+        attended = self.self_attn(self.input_layernorm(hidden), cos, sin, k_cache, v_cache, meta, rows)
+        if rows is not None:
+            hidden = hidden[rows]
         if self.pre_feedforward_layernorm is not None and self.post_feedforward_layernorm is not None:
             hidden = hidden + self.post_attention_layernorm(attended)
             return hidden + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(hidden)))

@@ -33,14 +33,19 @@ struct ActivationCodes {
   std::vector<int16_t> sums16, sums32;  // (T, K / 16), (T, K / 32): sums of codes (K-quants only)
 };
 
-inline ActivationCodes quantize_activation_rows(const float* x, int64_t T, int64_t K, int64_t run) {
+// x's rows `ldx` floats apart (K when contiguous).
+inline ActivationCodes quantize_activation_rows(const float* x, int64_t T, int64_t K, int64_t run, int64_t ldx = -1) {
   ActivationCodes a;
   a.K = K, a.runs = K / run;
+  if (ldx < 0) ldx = K;
   a.q.resize(T * K), a.d.resize(T * a.runs), a.s.resize(T * a.runs);
-  for (int64_t i = 0; i < T * a.runs; ++i) {
-    int sum = 0;
-    a.d[i] = quantize_activations(x + i * run, static_cast<int>(run), a.q.data() + i * run, &sum);
-    a.s[i] = a.d[i] * static_cast<float>(sum);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t r = 0; r < a.runs; ++r) {
+      const int64_t i = t * a.runs + r;
+      int sum = 0;
+      a.d[i] = quantize_activations(x + t * ldx + r * run, static_cast<int>(run), a.q.data() + i * run, &sum);
+      a.s[i] = a.d[i] * static_cast<float>(sum);
+    }
   }
   if (run == 256) {
     a.sums16.resize(T * K / 16), a.sums32.resize(T * K / 32);

@@ -49,7 +49,7 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
 #endif
 }
 
-// x (T, K) float32, quantized to 8 bits, times the `rows` repacked weight rows transposed, into
+// x (T, K) float32 (rows x.stride(0) apart), quantized to 8 bits, times the `rows` repacked weight rows transposed, into
 // y (T, rows) with row stride ldy. Every output equals gguf_q8_linear's on the file's blocks, bit for bit.
 inline void repacked_int8_product(const at::Tensor& x, const at::Tensor& packed, int64_t qtype, int64_t rows, float* yp,
                                   int64_t ldy) {
@@ -57,7 +57,7 @@ inline void repacked_int8_product(const at::Tensor& x, const at::Tensor& packed,
   with_repacked_type(qtype, [&](auto tag) {
     using B = decltype(tag);
     check_repacked<B>(packed, rows, K);
-    const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, B::kValues);
+    const ActivationCodes a = quantize_activation_rows(x.data_ptr<float>(), T, K, B::kValues, x.stride(0));
     std::vector<int32_t> offset16;  // Q5_0: minus 16 times each run of 4 x codes' sum
     if constexpr (std::is_same_v<B, Q5_0>) {
       offset16.resize(T * K / 4);
@@ -80,9 +80,10 @@ inline void repacked_int8_product(const at::Tensor& x, const at::Tensor& packed,
   });
 }
 
+// x itself where its rows are contiguous (a column slice of a wider tensor is read in place), else a copy.
 inline at::Tensor checked_activations(const at::Tensor& x) {
   TORCH_CHECK(x.dim() == 2 && x.scalar_type() == at::kFloat && x.device().is_cpu(), "x must be (T, in) float32 on the CPU");
-  return x.contiguous();
+  return x.stride(1) == 1 && x.stride(0) >= x.size(1) ? x : x.contiguous();
 }
 
 // repacked_int8_product as a new tensor (T, rows).

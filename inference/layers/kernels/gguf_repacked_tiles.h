@@ -62,38 +62,46 @@ inline void group_tile(const ActivationCodes& a, int64_t t0, const uint8_t* grou
         offset[t] = _mm256_add_ps(offset[t], _mm256_mul_ps(_mm256_cvtepi32_ps(minimums), min_step));
       }
     } else {
-      __m256i scale[16];
-      for (int j = 0; j < 16; ++j) scale[j] = row_words<true>(g + 16 + 8 * j);
-#pragma GCC unroll 8
-      for (int l = 0; l < 8; ++l) {
-        __m256i lane[TX];
-        for (int t = 0; t < TX; ++t) lane[t] = _mm256_setzero_si256();
+      // Lanes 0 .. 3 take sub-block s's scale 2s, lanes 4 .. 7 its scale 2s + 1: eight scale registers
+      // a half (all sixteen held at once spilled the float accumulators).
 #pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-          const uint8_t* run = g + 144 + (8 * h + l) * 96;
-          __m256i top[4];
-          q6_k_top_bits(load32(run), top);
-#pragma GCC unroll 2
-          for (int half = 0; half < 2; ++half) {
-            const __m256i v = load32(run + 32 + 32 * half);
-            const int s0 = 4 * h + half, s1 = 4 * h + 2 + half;
-            const __m256i c0 = _mm256_or_si256(_mm256_and_si256(v, mask), top[half]);
-            const __m256i c1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), top[2 + half]);
+      for (int upper = 0; upper < 2; ++upper) {
+        __m256i scale[8];
+        for (int s = 0; s < 8; ++s) scale[s] = row_words<true>(g + 16 + 8 * (2 * s + upper));
 #pragma GCC unroll 4
-            for (int t = 0; t < TX; ++t) {
-              lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c0, broadcast32(x[t] + 32 * s0 + 4 * l)), scale[2 * s0 + l / 4]);
-              lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c1, broadcast32(x[t] + 32 * s1 + 4 * l)), scale[2 * s1 + l / 4]);
+        for (int l = 4 * upper; l < 4 * upper + 4; ++l) {
+          // Lane l starts from minus 32 (sc_2l bs_2l + sc_2l+1 bs_2l+1): Q6_K's bias of 32, the scales
+          // times -32 (int16: |sc| <= 128) by the sums of 16 x codes.
+          const __m256i two = _mm256_cvtepi8_epi16(
+              _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l))),
+                                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l + 1)))));
+          const __m256i minus32 = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(two, 5));
+          __m256i lane[TX];
+          for (int t = 0; t < TX; ++t) {
+            const int16_t* sums16 = a.sums16.data() + ((t0 + t) * supers + sb) * 16;
+            lane[t] = scaled_add(_mm256_setzero_si256(), minus32, broadcast32(sums16 + 2 * l));
+          }
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h) {
+            const uint8_t* run = g + 144 + (8 * h + l) * 96;
+            __m256i top[4];
+            q6_k_top_bits(load32(run), top);
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; ++half) {
+              const __m256i v = load32(run + 32 + 32 * half);
+              const int s0 = 4 * h + half, s1 = 4 * h + 2 + half;
+              const __m256i c0 = _mm256_or_si256(_mm256_and_si256(v, mask), top[half]);
+              const __m256i c1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), mask), top[2 + half]);
+#pragma GCC unroll 4
+              for (int t = 0; t < TX; ++t) {
+                lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c0, broadcast32(x[t] + 32 * s0 + 4 * l)), scale[s0]);
+                lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c1, broadcast32(x[t] + 32 * s1 + 4 * l)), scale[s1]);
+              }
             }
           }
-        }
-        const __m256i two = _mm256_cvtepi8_epi16(
-            _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l))),
-                              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l + 1)))));
-        for (int t = 0; t < TX; ++t) {
-          const int16_t* sums16 = a.sums16.data() + ((t0 + t) * supers + sb) * 16;
-          const __m256i bias = scaled_add(_mm256_setzero_si256(), two, broadcast32(sums16 + 2 * l));
-          lane[t] = _mm256_sub_epi32(lane[t], _mm256_slli_epi32(bias, 5));
-          acc[t][l] = _mm256_add_ps(acc[t][l], _mm256_mul_ps(_mm256_cvtepi32_ps(lane[t]), step[t]));
+          for (int t = 0; t < TX; ++t) {
+            acc[t][l] = _mm256_add_ps(acc[t][l], _mm256_mul_ps(_mm256_cvtepi32_ps(lane[t]), step[t]));
+          }
         }
       }
     }

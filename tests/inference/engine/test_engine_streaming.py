@@ -50,9 +50,11 @@ class ScriptedModel(nn.Module):
         kv: KVCache,
         meta: AttentionMetadata,
         interrupt: Callable[[], bool] | None = None,
+        rows: torch.Tensor | None = None,
     ) -> torch.Tensor:
         nxt = [self.script[min(int(p) + 1, len(self.script) - 1)] for p in positions]
-        return nn.functional.one_hot(torch.tensor(nxt), TOKENIZER_VOCAB_SIZE).float()  # (T, V)
+        hidden = nn.functional.one_hot(torch.tensor(nxt), TOKENIZER_VOCAB_SIZE).float()  # (T, V)
+        return hidden if rows is None else hidden[rows]
 
 
 @pytest.fixture(scope="module")

@@ -127,6 +127,19 @@ def test_products_equal_the_integer_arithmetic_written_out_bit_for_bit(qtype: Q,
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=lambda t: t.name)
+def test_activation_codes_round_halves_to_even_in_every_lane(qtype: Q) -> None:
+    """Runs whose step is exactly 1 (max|x| = 127) and whose other values are halves: each code is
+    the even neighbour (the vector quantization rounds as nearbyint does), in every position of a run."""
+    rng = np.random.default_rng(7)
+    x = (rng.integers(-127, 127, size=(5, WIDTH)) + np.float32(0.5)).astype(np.float32)
+    x[:, ::32] = np.float32(127)  # every run of 32 (and of 256) has max|x| = 127: d = 1, x / d = x
+    x[1, 40:48] = np.float32(-0.5)
+    x[2, 64:96] = 0
+    blocks = _blocks(qtype)
+    assert np.array_equal(_product(x, blocks, qtype), reference(x, blocks, qtype))
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=lambda t: t.name)
 def test_products_are_the_float32_products_within_the_rounding_of_x(qtype: Q) -> None:
     """Each x_j is replaced by dx q_j, |x_j - dx q_j| <= dx / 2 (dx its run's step), so the output is
     off the float32 product on the dequantized weights by at most sum_j |w_j| dx_j / 2, plus the
@@ -170,6 +183,21 @@ def _repacked_product(x: np.ndarray, blocks: np.ndarray, qtype: Q) -> np.ndarray
 
 
 REPACKED = [Q.Q5_0, Q.Q8_0, Q.Q4_K, Q.Q6_K]
+
+
+@pytest.mark.parametrize("qtype", REPACKED, ids=lambda t: t.name)
+@pytest.mark.parametrize("rows", [1, 5, 9])
+def test_repacked_products_read_a_column_slice_in_place_with_the_same_numbers(qtype: Q, rows: int) -> None:
+    """x given as columns of a wider tensor (the MLP's activation in gate|up's output): the same
+    outputs as its contiguous copy, for 13 weight rows (a group of 8 and 5 left over)."""
+    ops = torch.ops.codedraft_cpu
+    blocks = np.ascontiguousarray(random_blocks(13, WIDTH, qtype, np.random.default_rng(3)))
+    packed = ops.gguf_q8_repack(torch.from_numpy(blocks), int(qtype))
+    wide = torch.from_numpy(_x(rows, seed=rows + 50)).repeat(1, 3)
+    view = wide[:, WIDTH // 2 : WIDTH // 2 + WIDTH]
+    assert view.stride(0) == 3 * WIDTH
+    expected = ops.gguf_q8_linear(view.contiguous(), torch.from_numpy(blocks), int(qtype))
+    assert torch.equal(ops.gguf_q8_linear_repacked(view, packed, int(qtype), 13), expected)
 
 
 # Rows in whole groups of 8, with a few left over, fewer than 8, and odd; x rows around the tile of 4.

@@ -23,6 +23,7 @@ from inference.layers.gguf_linear import (
     GGUFLinear,
 )
 from inference.layers.linear import Float16Linear, TransposedLinear
+from inference.layers.paged_kv import AttentionMetadata, KVCache
 from inference.loading import LoadedModel, ModelLoadError, load_model
 from tests.fixtures.tiny_gguf import write_gguf
 from tests.fixtures.tiny_models import make_tiny_checkpoint
@@ -345,3 +346,41 @@ def test_without_a_compiler_auto_serves_float16_and_native_is_refused(
     assert load_model(tmp_path / "model.gguf", device="cpu", weights="auto").weights == "float16"
     with pytest.raises(ModelLoadError, match=r"weights native: could not run .*no-such-compiler"):
         load_model(tmp_path / "model.gguf", device="cpu", weights="native")
+
+
+def _hidden(loaded: LoadedModel, ids: list[int], rows: torch.Tensor | None) -> tuple[torch.Tensor, KVCache]:
+    """Final hidden states of `ids` in one pass (only `rows` with rows), and the KV pool it wrote."""
+    n_blocks = (len(ids) + 3) // 4
+    kv = KVCache.allocate(loaded.config, n_blocks, 4, torch.float32, "cpu")
+    table, pos = torch.arange(n_blocks), torch.arange(len(ids))
+    meta = AttentionMetadata(table[pos // 4] * 4 + pos % 4, table, len(ids), 4)
+    with torch.inference_mode():
+        return loaded.model.hidden_states(torch.tensor(ids), pos, kv, meta, None, rows), kv
+
+
+@pytest.mark.parametrize("layout", ["llama", "gemma3_text"])
+@pytest.mark.parametrize("weights", ["native_q8", "native"])
+def test_a_pass_for_some_rows_gives_those_rows_bit_for_bit_and_writes_every_rows_kv(
+    wide_llama: Path, tmp_path: Path, weights: str, layout: str
+) -> None:
+    """A pass asked for some rows (a prompt's last row): those rows' hidden states are the whole pass's
+    to the bit, and the KV pool is the same; native_q8, whose rows do not depend on each other, computes
+    only them in the last layer past its attention, native picks them at the end. Llama's layout as
+    Q4_K_M, and Gemma 3's (sandwich and q/k norms, sliding windows) in Q5_0."""
+    if layout == "llama":
+        write_gguf(wide_llama, tmp_path / "model.gguf", Q.Q4_K, types=Q4_K_M)
+    else:
+        checkpoint = make_tiny_checkpoint(
+            tmp_path / "gemma", "gemma3_text", hidden_size=256, head_dim=64, intermediate_size=512, **GEMMA3
+        )
+        write_gguf(checkpoint, tmp_path / "model.gguf", Q.Q5_0, types={"embed_tokens": Q.Q8_0})
+    loaded = load_model(tmp_path / "model.gguf", device="cpu", weights=weights)
+    if loaded.model.repacking is not None:
+        loaded.model.repacking.join()
+    assert loaded.model.rows_alone == (weights == "native_q8")
+    ids = loaded.tokenizer.encode(LONG_PROMPT)
+    whole, whole_kv = _hidden(loaded, ids, None)
+    for rows in ([len(ids) - 1], [0, 5, len(ids) - 2, len(ids) - 1]):
+        some, kv = _hidden(loaded, ids, torch.tensor(rows))
+        assert torch.equal(some, whole[rows])
+        assert all(torch.equal(a, b) for a, b in zip(kv.k + kv.v, whole_kv.k + whole_kv.v, strict=True))
