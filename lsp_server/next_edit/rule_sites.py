@@ -56,6 +56,8 @@ COMMON_WORDS = frozenset(
     b"self cls this 0 1 2 None True False null nil true false undefined i j k x n err ok".split()
 )
 """Tokens too common to recognise a change by, alone."""
+OPERATOR_WORDS = frozenset(b"is not in and or".split())
+"""Operators spelled as words: what they write is punctuation, not a word of the rule's own."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +104,16 @@ def _sets_a_flag(rule: EditRule) -> bool:
 
 
 def _writes_a_word(rule: EditRule) -> bool:
-    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks."""
+    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks;
+    an operator spelled as a word (``is``, ``not``, ``and``) is punctuation: ``□ == □`` -> ``□ is □``
+    only swaps an operator."""
     fixed = set(fixed_words(rule.before))
     written = (part for part in rule.after if isinstance(part, bytes))
-    return any(word not in fixed for part in written for word in re.findall(rb"\w+", part))
+    return any(
+        word not in fixed and word not in OPERATOR_WORDS
+        for part in written
+        for word in re.findall(rb"\w+", part)
+    )
 
 
 def _leads_with_keyword(rule: EditRule) -> bool:

@@ -222,6 +222,12 @@ def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> No
             "go = (a and b)\nstop = (c and d)\nok = e and f\n",
             id="brackets added",
         ),
+        pytest.param(
+            "assert size(a) == b\nassert c.d == 2\nassert e == f\n",
+            "assert size(a) is b\nassert c.d == 2\nassert e == f\n",
+            "assert size(a) is b\nassert c.d is 2\nassert e == f\n",
+            id="an operator spelled as a word",
+        ),
     ],
 )
 def test_two_examples_that_only_move_or_bracket_holes_stay_quiet(before: str, once: str, twice: str) -> None:
