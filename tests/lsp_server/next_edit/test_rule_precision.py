@@ -275,3 +275,16 @@ def test_two_examples_whose_kept_part_is_a_hole_at_different_depths_agree() -> N
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == [("Optional[int]", "int | None")]
+
+
+def test_new_code_written_in_place_of_a_line_is_not_written_at_its_copies() -> None:
+    before = "class Box:\n    size = length\n\n\nclass Bag:\n    size = length\n"
+    method = "def size(self) -> int:\n        return len(self.items) + self.extra_items"
+    after = before.replace("size = length", method, 1)
+    assert _sites("python", before, after) == []
+
+
+def test_a_short_replacement_of_a_line_is_still_repeated_at_its_copies() -> None:
+    before = "class Box:\n    size = length\n\n\nclass Bag:\n    size = length\n"
+    after = before.replace("size = length", "size = count", 1)
+    assert _sites("python", before, after) == [("size = length", "size = count")]
