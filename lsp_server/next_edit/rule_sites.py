@@ -11,7 +11,8 @@ from one edit whose fixed names and literals are all common tokens (``self``, ``
 shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
 matches too widely to be a guess worth showing: no sites (two examples may, when the replacement
 writes a word of its own); nor has a rule whose whole change sets one keyword argument to a constant
-(a flag: a choice made per call). An edit that turns one
+(a flag: a choice made per call), nor one of one example that writes several times more text
+of its own than it fixes (new code for one place). An edit that turns one
 kind of node into another is recognised by the keyword it starts with (``print x``), never by an
 operator alone (``a in b``).
 """
@@ -28,6 +29,7 @@ from lsp_server.next_edit.edit_pattern import (
     Branch,
     Hole,
     Leaf,
+    Pattern,
     fixed_words,
     is_word,
     line_indent,
@@ -56,6 +58,12 @@ COMMON_WORDS = frozenset(
     b"self cls this 0 1 2 None True False null nil true false undefined i j k x n err ok".split()
 )
 """Tokens too common to recognise a change by, alone."""
+OPERATOR_WORDS = frozenset(b"is not in and or".split())
+"""Operators spelled as words: what they write is punctuation, not a word of the rule's own."""
+NEW_CODE_BYTES = 40
+NEW_CODE_RATIO = 4
+"""A rule of one example writing at least ``NEW_CODE_BYTES`` (spaces left out), over ``NEW_CODE_RATIO``
+times what its pattern fixes, writes new code for one place."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,24 @@ def too_wide(rule: EditRule) -> bool:
     return rule.deletes is None and not _writes_a_word(rule)
 
 
+def _writes_new_code(rule: EditRule) -> bool:
+    """Whether a rule of one example writes several times more text of its own than its pattern
+    fixes (``warn = warning`` made a whole method): new code written for that place, which a second
+    place of the old text's shape does not call for; quiet until a second example agrees."""
+    if rule.examples > 1 or rule.deletes is not None:
+        return False
+    written = sum(len(b"".join(part.split())) for part in rule.after if isinstance(part, bytes))
+    return written >= NEW_CODE_BYTES and written > NEW_CODE_RATIO * _fixed_bytes(rule.before)
+
+
+def _fixed_bytes(pattern: Pattern) -> int:
+    if isinstance(pattern, Leaf):
+        return len(pattern.text)
+    if isinstance(pattern, Hole):
+        return 0
+    return sum(_fixed_bytes(child) for child in pattern.children)
+
+
 def _sets_a_flag(rule: EditRule) -> bool:
     """Whether all the rule writes is one keyword argument set to a constant (``spy(o, "m")`` ->
     ``spy(o, "m", iterators=True)``, ``@hookimpl`` -> ``@hookimpl(wrapper=True)``): a choice made per
@@ -102,10 +128,16 @@ def _sets_a_flag(rule: EditRule) -> bool:
 
 
 def _writes_a_word(rule: EditRule) -> bool:
-    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks."""
+    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks;
+    an operator spelled as a word (``is``, ``not``, ``and``) is punctuation: ``□ == □`` -> ``□ is □``
+    only swaps an operator."""
     fixed = set(fixed_words(rule.before))
     written = (part for part in rule.after if isinstance(part, bytes))
-    return any(word not in fixed for part in written for word in re.findall(rb"\w+", part))
+    return any(
+        word not in fixed and word not in OPERATOR_WORDS
+        for part in written
+        for word in re.findall(rb"\w+", part)
+    )
 
 
 def _leads_with_keyword(rule: EditRule) -> bool:
@@ -124,7 +156,7 @@ def find_sites(
 ) -> list[Site]:
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
-    if too_wide(rule):
+    if too_wide(rule) or _writes_new_code(rule):
         return []
     anchors = rule.anchors()
     if not anchors:

@@ -222,6 +222,12 @@ def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> No
             "go = (a and b)\nstop = (c and d)\nok = e and f\n",
             id="brackets added",
         ),
+        pytest.param(
+            "assert size(a) == b\nassert c.d == 2\nassert e == f\n",
+            "assert size(a) is b\nassert c.d == 2\nassert e == f\n",
+            "assert size(a) is b\nassert c.d is 2\nassert e == f\n",
+            id="an operator spelled as a word",
+        ),
     ],
 )
 def test_two_examples_that_only_move_or_bracket_holes_stay_quiet(before: str, once: str, twice: str) -> None:
@@ -269,3 +275,16 @@ def test_two_examples_whose_kept_part_is_a_hole_at_different_depths_agree() -> N
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == [("Optional[int]", "int | None")]
+
+
+def test_new_code_written_in_place_of_a_line_is_not_written_at_its_copies() -> None:
+    before = "class Box:\n    size = length\n\n\nclass Bag:\n    size = length\n"
+    method = "def size(self) -> int:\n        return len(self.items) + self.extra_items"
+    after = before.replace("size = length", method, 1)
+    assert _sites("python", before, after) == []
+
+
+def test_a_short_replacement_of_a_line_is_still_repeated_at_its_copies() -> None:
+    before = "class Box:\n    size = length\n\n\nclass Bag:\n    size = length\n"
+    after = before.replace("size = length", "size = count", 1)
+    assert _sites("python", before, after) == [("size = length", "size = count")]
