@@ -34,6 +34,11 @@ class EditRule:
     not rewritten in the example's layout (None: not checked).
     ``run``: ``before`` is a list whose children are a run of another list's children, not all of them
     (``sibling_runs.py``).
+    ``wraps``: the example kept its node whole inside the new text (wrapped it, wrote a statement
+    beside it): the node's shape does not tell where the rule goes (``edit_rules.py``).
+    ``reads``: names the replacement reads that the pattern did not, each bound where the example
+    was (a local, a parameter, an import): a site where one is not bound is left alone
+    (``name_bindings.py``).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -51,6 +56,8 @@ class EditRule:
     indent: bytes = b""
     run: bool = False
     breaks: int | None = None
+    wraps: bool = False
+    reads: tuple[bytes, ...] = ()
     examples: int = 1
     result: Pattern | None = None
 

@@ -47,6 +47,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
+from lsp_server.next_edit.name_bindings import ScopeCache, bound_at, reads_of
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -108,7 +109,10 @@ def learn(
                 return None
             scope = definition_scope(old)
             defines = () if scope is None else (scope,)
-            return Learned(replace(rule, indent=line_indent(after, at), defines=defines), at, end)
+            cache: ScopeCache = {}
+            reads = tuple(sorted(name for name in rule.reads if bound_at(new, name, new_tree, after, cache)))
+            rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads)
+            return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
         pair = None if parent is None or counterpart is None else (parent, counterpart)
@@ -147,6 +151,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     breaks = first.breaks if first.breaks == second.breaks else None
     annotates = first.annotates if first.annotates == second.annotates else None
     defines = first.defines + second.defines
+    reads = tuple(sorted(set(first.reads) & set(second.reads)))
     examples = first.examples + second.examples
     result = None
     if first.result is not None and second.result is not None:
@@ -159,6 +164,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         breaks=breaks,
         annotates=annotates,
         defines=defines,
+        reads=reads,
         examples=examples,
         result=result,
     )
@@ -245,14 +251,17 @@ def _rule_of(
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
     breaks = breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers))
+    wraps = old.type != new.type and _wraps(old, new)
     return EditRule(
         pattern,
         template,
         callee=callee_around(old),
         annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
         role=role_of(old),
-        reshapes=old.type != new.type and not _wraps(old, new),
+        reshapes=old.type != new.type and not wraps,
         breaks=breaks,
+        wraps=wraps,
+        reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )
 
