@@ -39,6 +39,9 @@ class EditRule:
     ``reads``: names the replacement reads that the pattern did not, each bound where the example
     was (a local, a parameter, an import): a site where one is not bound is left alone
     (``name_bindings.py``).
+    ``home``: the replacement read a name nothing bound yet where the example was, which lay in the
+    function of this name: the user is about to bind it there, so the sites lie in a function of
+    that name (None: anywhere).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -58,6 +61,7 @@ class EditRule:
     breaks: int | None = None
     wraps: bool = False
     reads: tuple[bytes, ...] = ()
+    home: bytes | None = None
     examples: int = 1
     result: Pattern | None = None
 

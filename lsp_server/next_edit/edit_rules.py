@@ -47,7 +47,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.name_bindings import ScopeCache, bound_at, reads_of
+from lsp_server.next_edit.name_bindings import ScopeCache, bound_at, function_name, reads_of
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -110,8 +110,9 @@ def learn(
             scope = definition_scope(old)
             defines = () if scope is None else (scope,)
             cache: ScopeCache = {}
-            reads = tuple(sorted(name for name in rule.reads if bound_at(new, name, new_tree, after, cache)))
-            rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads)
+            reads = tuple(name for name in rule.reads if bound_at(new, name, new_tree, after, cache))
+            home = function_name(new) if len(reads) < len(rule.reads) else None
+            rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home)
             return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
@@ -152,6 +153,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     annotates = first.annotates if first.annotates == second.annotates else None
     defines = first.defines + second.defines
     reads = tuple(sorted(set(first.reads) & set(second.reads)))
+    home = first.home if first.home == second.home else None
     examples = first.examples + second.examples
     result = None
     if first.result is not None and second.result is not None:
@@ -165,6 +167,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         annotates=annotates,
         defines=defines,
         reads=reads,
+        home=home,
         examples=examples,
         result=result,
     )

@@ -1,7 +1,8 @@
 """Whether a name is bound where a rule would write it, from the syntax tree alone: a rule whose
-replacement reads a name of its own (``session.posargs`` -> ``posargs``, where the example's function
-had bound ``posargs``) is not offered where nothing binds that name (the other functions reading
-``session.posargs``): the result would not run.
+replacement reads a name of its own (``job.flags`` -> ``flags``, where the example's function binds
+``flags``) is not offered where nothing binds that name (the other functions reading ``job.flags``):
+the result would not run. A name nothing binds where the example was is still to be bound there
+(the user writes the assignment or the parameter next): the sites lie in the example's function.
 
 A name is bound in a scope by a parameter, an assignment, a loop's, ``with``'s or ``except``'s
 target, an import, a ``def`` or ``class``, a ``:=`` or a ``global``/``nonlocal`` statement
@@ -137,3 +138,14 @@ def _visible_scopes(node: tree_sitter.Node) -> list[int]:
         last, at = at, at.parent
     found.append(last.id)
     return found
+
+
+def function_name(node: tree_sitter.Node) -> bytes | None:
+    """The name of the innermost named function around ``node`` (None: none, or at module level)."""
+    at = node.parent
+    while at is not None:
+        name = at.child_by_field_name("name") if is_function(at) else None
+        if name is not None:
+            return name.text
+        at = at.parent
+    return None

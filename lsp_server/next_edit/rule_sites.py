@@ -40,7 +40,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.name_bindings import ScopeCache, bound_at
+from lsp_server.next_edit.name_bindings import ScopeCache, bound_at, function_name
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
@@ -221,6 +221,8 @@ def _site_at(
                     return None
                 if any(not bound_at(node, name, tree, source, scopes) for name in rule.reads):
                     return None  # the result would read a name nothing binds here
+                if rule.home is not None and function_name(node) != rule.home:
+                    return None  # the name is still to be bound, in the example's function
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
                     return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)

@@ -41,10 +41,10 @@ def test_a_name_read_by_the_replacement_must_be_bound_at_the_site() -> None:
     assert _sites("python", before, after) == [("job.flags", "flags"), ("job.flags", "flags")]
 
 
-def test_a_name_bound_nowhere_at_the_example_is_not_checked() -> None:
-    before = "def a(p):\n    return p.total\n\n\ndef b(p):\n    return p.total\n"
-    after = before.replace("return p.total", "return total_of(p)", 1)  # imported later
-    assert _sites("python", before, after) == [("p.total", "total_of(p)")]
+def test_a_name_bound_nowhere_at_the_example_is_written_in_the_example_s_function_only() -> None:
+    before = "def a(p):\n    show(p.total)\n    show(p.total, 2)\n\n\ndef b(p):\n    show(p.total, 2)\n"
+    after = before.replace("show(p.total)", "show(total)", 1)  # ``total = p.total`` typed next
+    assert _sites("python", before, after) == [("p.total", "total")]
 
 
 BINDINGS = (
