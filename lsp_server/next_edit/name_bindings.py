@@ -141,11 +141,12 @@ def _visible_scopes(node: tree_sitter.Node) -> list[int]:
 
 
 def function_name(node: tree_sitter.Node) -> bytes | None:
-    """The name of the innermost named function around ``node`` (None: none, or at module level)."""
-    at = node.parent
+    """The name of the innermost named function whose body holds ``node`` (None: none). A function's
+    signature (its annotations, its defaults) is read in the scope around it, not in its body."""
+    child, at = node, node.parent
     while at is not None:
         name = at.child_by_field_name("name") if is_function(at) else None
-        if name is not None:
+        if name is not None and at.child_by_field_name("body") == child:
             return name.text
-        at = at.parent
+        child, at = at, at.parent
     return None

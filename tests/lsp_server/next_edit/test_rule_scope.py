@@ -47,6 +47,15 @@ def test_a_name_bound_nowhere_at_the_example_is_written_in_the_example_s_functio
     assert _sites("python", before, after) == [("p.total", "total")]
 
 
+def test_a_name_still_to_be_imported_for_a_signature_is_written_wherever_the_type_is() -> None:
+    before = (
+        "class A:\n    def f(self) -> mod.Size:\n        pass\n\n"
+        "    def g(self) -> mod.Size:\n        pass\n\n    size: mod.Size = get()\n"
+    )
+    after = before.replace("def f(self) -> mod.Size", "def f(self) -> Size", 1)  # imported next
+    assert _sites("python", before, after) == [("mod.Size", "Size"), ("mod.Size", "Size")]
+
+
 BINDINGS = (
     "import os.path as osp, json\n"
     "from re import sub, compile as rx\n"
