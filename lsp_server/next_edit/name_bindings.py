@@ -23,6 +23,8 @@ from lsp_server.next_edit.symbol_scope import is_binding, is_function, is_member
 if TYPE_CHECKING:
     import tree_sitter
 
+    from lsp_server.next_edit.edit_rule import EditRule
+
 MAX_NAME_LOOKUPS = 2_000
 """Occurrences of a name looked at per tree to find the scopes that bind it."""
 BUILTIN_NAMES = frozenset(name.encode() for name in dir(builtins))
@@ -66,6 +68,26 @@ def _is_read(node: tree_sitter.Node) -> bool:
     if is_member_name(node) or _binds_here(node) or parent is None:
         return False
     return not ("keyword_argument" in parent.type and parent.child_by_field_name("name") == node)
+
+
+def example_reads(
+    reads: tuple[bytes, ...], node: tree_sitter.Node, tree: tree_sitter.Tree, source: bytes
+) -> tuple[tuple[bytes, ...], bytes | None]:
+    """Of ``reads`` (names a rule's replacement reads), those bound at the example ``node``; and where
+    one is not bound there yet, the function whose body holds the example (None otherwise)."""
+    cache: ScopeCache = {}
+    bound = tuple(name for name in reads if bound_at(node, name, tree, source, cache))
+    return bound, function_name(node) if len(bound) < len(reads) else None
+
+
+def readable_at(
+    rule: EditRule, node: tree_sitter.Node, tree: tree_sitter.Tree, source: bytes, cache: ScopeCache
+) -> bool:
+    """Whether each name ``rule`` reads is bound at the site ``node``, and the site lies in the
+    function the rule's names are still to be bound in, if any."""
+    if any(not bound_at(node, name, tree, source, cache) for name in rule.reads):
+        return False
+    return rule.home is None or function_name(node) == rule.home
 
 
 def bound_at(

@@ -12,9 +12,10 @@ shorter than three characters, or that has only keywords (``assert a == b`` -> `
 matches too widely to be a guess worth showing: no sites (two examples may, when the replacement
 writes a word of its own); nor has a rule whose whole change sets one keyword argument to a constant
 (a flag: a choice made per call), nor one of one example that writes several times more text
-of its own than it fixes (new code for one place). An edit that turns one
-kind of node into another is recognised by the keyword it starts with (``print x``), never by an
-operator alone (``a in b``).
+of its own than it fixes (new code for one place), nor one that writes beside a node it keeps whole,
+even after two examples. An edit that turns one kind of node into another is recognised by the
+keyword it starts with (``print x``), never by an operator alone (``a in b``). No site where a name
+the replacement reads is not bound (``name_bindings.py``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.name_bindings import ScopeCache, bound_at, function_name
+from lsp_server.next_edit.name_bindings import ScopeCache, readable_at
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
@@ -219,10 +220,8 @@ def _site_at(
                     return None  # rewritten before: the rule would apply a second time
                 if _writes_a_parameter_it_has(rule, node, node.start_byte, node.end_byte):
                     return None
-                if any(not bound_at(node, name, tree, source, scopes) for name in rule.reads):
+                if not readable_at(rule, node, tree, source, scopes):
                     return None  # the result would read a name nothing binds here
-                if rule.home is not None and function_name(node) != rule.home:
-                    return None  # the name is still to be bound, in the example's function
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
                     return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)
