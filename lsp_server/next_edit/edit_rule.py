@@ -34,8 +34,8 @@ class EditRule:
     not rewritten in the example's layout (None: not checked).
     ``run``: ``before`` is a list whose children are a run of another list's children, not all of them
     (``sibling_runs.py``).
-    ``wraps``: the example kept its node whole inside the new text (wrapped it, wrote a statement
-    beside it): the node's shape does not tell where the rule goes (``edit_rules.py``).
+    ``beside``: the example wrote a statement beside its node, kept whole in the same block: the
+    node's shape does not tell where the new statement goes (``edit_rules.py``).
     ``reads``: names the replacement reads that the pattern did not, each bound where the example
     was (a local, a parameter, an import): a site where one is not bound is left alone
     (``name_bindings.py``).
@@ -59,7 +59,7 @@ class EditRule:
     indent: bytes = b""
     run: bool = False
     breaks: int | None = None
-    wraps: bool = False
+    beside: bool = False
     reads: tuple[bytes, ...] = ()
     home: bytes | None = None
     examples: int = 1

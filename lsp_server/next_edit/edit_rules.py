@@ -16,9 +16,9 @@ definition remembers the kind of scope the function is defined in (a parameter a
 is not added to a nested function of the same name); a rule remembers the names its replacement
 reads of its own, to be bound at a site as at the example (``name_bindings.py``). A node kept whole
 inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
-another kind: its keyword does not tell its sites, after two examples too. Deleting a whole node,
-or making a function ``async``, makes the rules of ``derived_rules.py``; an edit across a list's
-items makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes none
+another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
+examples). Deleting a node or making a function ``async`` makes the rules of ``derived_rules.py``;
+an edit across a list's items, a rule of that run (``sibling_runs.py``); adding only a comment, none
 (``comment_edits.py``). A replacement over lines is indented at each site as the site's line is. A
 function's signature edited makes a rule however long its body (one hole).
 
@@ -257,7 +257,7 @@ def _rule_of(
         role=role_of(old),
         reshapes=old.type != new.type and not _wraps(old, new),
         breaks=breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers)),
-        wraps=_wraps(old, new),
+        beside=_wraps(old, new) and new.type.endswith(("block", "module")),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )

@@ -48,19 +48,27 @@ ScopeCache = dict[bytes, frozenset[int]]
 """Per tree: a name -> the ids of the scopes (functions, classes, the module) that bind it."""
 
 
-def reads_of(node: tree_sitter.Node, holes: dict[bytes, int]) -> set[bytes]:
+def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool = False) -> set[bytes]:
     """The names ``node`` reads as variables (not a member, a keyword argument's name, nor a name it
-    binds itself), outside its sub-trees whose text ``holes`` holds (what a rule keeps as holes)."""
+    binds itself), outside its sub-trees whose text ``holes`` holds (what a rule keeps as holes);
+    with ``values_only``, not those called or qualified (``f`` in ``f(x)``, ``m`` in ``m.x``)."""
     found: set[bytes] = set()
     stack = [node]
     while stack:
         at = stack.pop()
         if at is not node and at.is_named and not is_name(at) and (at.text or b"") in holes:
             continue
-        if at.type == "identifier" and at.text and _is_read(at):
+        if at.type == "identifier" and at.text and _is_read(at) and not (values_only and _names_a_thing(at)):
             found.add(at.text)
         stack.extend(at.children)
     return found
+
+
+def _names_a_thing(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is called or qualified: a function, a class or a module."""
+    parent = node.parent
+    field = "function" if parent is not None and parent.type == "call" else "object"
+    return parent is not None and parent.child_by_field_name(field) == node
 
 
 def _is_read(node: tree_sitter.Node) -> bool:
@@ -74,10 +82,13 @@ def example_reads(
     reads: tuple[bytes, ...], node: tree_sitter.Node, tree: tree_sitter.Tree, source: bytes
 ) -> tuple[tuple[bytes, ...], bytes | None]:
     """Of ``reads`` (names a rule's replacement reads), those bound at the example ``node``; and where
-    one is not bound there yet, the function whose body holds the example (None otherwise)."""
+    one read as a value is not bound there yet, the function whose body holds the example (None
+    otherwise). A name called or qualified (``check(x)``, ``mod.Type``) names a function, a class or a
+    module, which an import is still to bind at module level; a value is a local about to be assigned."""
     cache: ScopeCache = {}
     bound = tuple(name for name in reads if bound_at(node, name, tree, source, cache))
-    return bound, function_name(node) if len(bound) < len(reads) else None
+    values = reads_of(node, {}, values_only=True)
+    return bound, function_name(node) if any(name not in bound and name in values for name in reads) else None
 
 
 def readable_at(

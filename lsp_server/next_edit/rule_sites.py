@@ -12,8 +12,8 @@ shorter than three characters, or that has only keywords (``assert a == b`` -> `
 matches too widely to be a guess worth showing: no sites (two examples may, when the replacement
 writes a word of its own); nor has a rule whose whole change sets one keyword argument to a constant
 (a flag: a choice made per call), nor one of one example that writes several times more text
-of its own than it fixes (new code for one place), nor one that writes beside a node it keeps whole,
-even after two examples. An edit that turns one kind of node into another is recognised by the
+of its own than it fixes (new code for one place), nor one that writes a statement beside one it keeps
+whole, even after two examples. An edit that turns one kind of node into another is recognised by the
 keyword it starts with (``print x``), never by an operator alone (``a in b``). No site where a name
 the replacement reads is not bound (``name_bindings.py``).
 """
@@ -92,8 +92,8 @@ def too_wide(rule: EditRule) -> bool:
     telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
     if telling or (rule.reshapes and _leads_with_keyword(rule)):
         return False
-    if rule.examples == 1 or rule.wraps:
-        return True  # a node kept whole: where the new code goes is not told by its keyword
+    if rule.examples == 1 or rule.beside:
+        return True  # a statement written beside one kept whole: its place is not told by the kept one
     return rule.deletes is None and not _writes_a_word(rule)
 
 

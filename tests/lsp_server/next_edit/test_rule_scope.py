@@ -26,8 +26,24 @@ def test_a_statement_written_before_two_kept_returns_is_no_rule_of_every_return(
     first, second = _learned("python", before, once), _learned("python", once, twice)
     assert first is not None and second is not None
     both = agree(first.rule, second.rule)
-    assert both is not None and both.examples == 2 and both.wraps
+    assert both is not None and both.examples == 2 and both.beside
     assert _apply("python", both, twice, (second.start, second.end)) == []
+
+
+def test_a_decorator_written_on_two_kept_definitions_still_repeats() -> None:
+    before = (
+        "class A:\n    def f(self):\n        pass\n\n    def g(self):\n        pass\n\n"
+        "    def h(self):\n        pass\n"
+    )
+    once = before.replace("    def f(", "    @abstract\n    def f(", 1)
+    twice = once.replace("    def g(", "    @abstract\n    def g(", 1)
+    first, second = _learned("python", before, once), _learned("python", once, twice)
+    assert first is not None and second is not None
+    both = agree(first.rule, second.rule)
+    assert both is not None and not both.beside
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("def h(self):\n        pass", "@abstract\n    def h(self):\n        pass")
+    ]
 
 
 def test_a_name_read_by_the_replacement_must_be_bound_at_the_site() -> None:
@@ -54,6 +70,12 @@ def test_a_name_still_to_be_imported_for_a_signature_is_written_wherever_the_typ
     )
     after = before.replace("def f(self) -> mod.Size", "def f(self) -> Size", 1)  # imported next
     assert _sites("python", before, after) == [("mod.Size", "Size"), ("mod.Size", "Size")]
+
+
+def test_a_function_or_module_still_to_be_imported_is_written_in_every_function() -> None:
+    before = "def a():\n    x = Pool(1)\n\n\ndef b():\n    y = Pool(2)\n"
+    after = before.replace("x = Pool(1)", "x = net.Pool(1)", 1)  # ``import net`` typed next
+    assert _sites("python", before, after) == [("Pool(2)", "net.Pool(2)")]
 
 
 BINDINGS = (
