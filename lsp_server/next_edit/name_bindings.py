@@ -53,19 +53,27 @@ def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool 
     binds itself), outside its sub-trees whose text ``holes`` holds (what a rule keeps as holes);
     with ``values_only``, not those called or qualified (``f`` in ``f(x)``, ``m`` in ``m.x``)."""
     found: set[bytes] = set()
+    binds: set[bytes] = set()  # a name the node binds itself (a parameter renamed with its reads)
     stack = [node]
     while stack:
         at = stack.pop()
         if at is not node and at.is_named and not is_name(at) and (at.text or b"") in holes:
             continue
-        if at.type == "identifier" and at.text and _is_read(at) and not (values_only and _names_a_thing(at)):
+        if at.type == "identifier" and at.text and _binds_here(at):
+            binds.add(at.text)
+        elif (
+            at.type == "identifier" and at.text and _is_read(at) and not (values_only and _names_a_thing(at))
+        ):
             found.add(at.text)
         stack.extend(at.children)
-    return found
+    return found - binds
 
 
 def _names_a_thing(node: tree_sitter.Node) -> bool:
-    """Whether ``node`` is called or qualified: a function, a class or a module."""
+    """Whether ``node`` is called or qualified (a function, a class or a module), or spelled as a
+    class or a constant is (a capital first: ``Version``, ``MAX_WAIT``), which modules define."""
+    if (node.text or b"").lstrip(b"_")[:1].isupper():
+        return True
     parent = node.parent
     field = "function" if parent is not None and parent.type == "call" else "object"
     return parent is not None and parent.child_by_field_name(field) == node
@@ -83,8 +91,9 @@ def example_reads(
 ) -> tuple[tuple[bytes, ...], bytes | None]:
     """Of ``reads`` (names a rule's replacement reads), those bound at the example ``node``; and where
     one read as a value is not bound there yet, the function whose body holds the example (None
-    otherwise). A name called or qualified (``check(x)``, ``mod.Type``) names a function, a class or a
-    module, which an import is still to bind at module level; a value is a local about to be assigned."""
+    otherwise). A name called, qualified or capitalised (``check(x)``, ``mod.T``, ``MAX``) names a
+    function, a class, a module or a constant, still to be bound at module level; a value is a local
+    about to be assigned."""
     cache: ScopeCache = {}
     bound = tuple(name for name in reads if bound_at(node, name, tree, source, cache))
     values = reads_of(node, {}, values_only=True)

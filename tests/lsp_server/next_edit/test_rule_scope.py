@@ -78,6 +78,19 @@ def test_a_function_or_module_still_to_be_imported_is_written_in_every_function(
     assert _sites("python", before, after) == [("Pool(2)", "net.Pool(2)")]
 
 
+def test_a_name_the_replacement_binds_itself_is_no_name_it_reads() -> None:
+    spec = language_spec("python")
+    assert spec is not None
+    source = b"def a(path):\n    return wrap(path)\n"  # ``tmpdir`` renamed ``path`` with its reads
+    assert reads_of(parse(spec, source).root_node, {}) == {b"wrap"}
+
+
+def test_a_constant_still_to_be_defined_is_written_in_every_function() -> None:
+    before = "def a(p):\n    p.wait(timeout=0.25)\n\n\ndef b(p):\n    p.wait(timeout=0.25)\n"
+    after = before.replace("timeout=0.25", "timeout=MAX_WAIT", 1)
+    assert _sites("python", before, after) == [("timeout=0.25", "timeout=MAX_WAIT")]
+
+
 BINDINGS = (
     "import os.path as osp, json\n"
     "from re import sub, compile as rx\n"
