@@ -34,6 +34,14 @@ class EditRule:
     not rewritten in the example's layout (None: not checked).
     ``run``: ``before`` is a list whose children are a run of another list's children, not all of them
     (``sibling_runs.py``).
+    ``beside``: the example wrote a statement beside its node, kept whole in the same block: the
+    node's shape does not tell where the new statement goes (``edit_rules.py``).
+    ``reads``: names the replacement reads that the pattern did not, each bound where the example
+    was (a local, a parameter, an import): a site where one is not bound is left alone
+    (``name_bindings.py``).
+    ``home``: the replacement read a name nothing bound yet where the example was, which lay in the
+    function of this name: the user is about to bind it there, so the sites lie in a function of
+    that name (None: anywhere).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -51,6 +59,9 @@ class EditRule:
     indent: bytes = b""
     run: bool = False
     breaks: int | None = None
+    beside: bool = False
+    reads: tuple[bytes, ...] = ()
+    home: bytes | None = None
     examples: int = 1
     result: Pattern | None = None
 

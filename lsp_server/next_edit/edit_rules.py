@@ -13,13 +13,14 @@ annotation remembers the name annotated (``Optional[str]`` changed for ``path`` 
 ``name``) until a second example annotates another, unless the edit only spells the same type
 otherwise (``type_spellings.py``: ``Union[A, B]`` -> ``A | B``); a rule of a whole function
 definition remembers the kind of scope the function is defined in (a parameter added to a method
-is not added to a nested function of the same name). A node kept whole inside a new one (a
-statement wrapped in ``with guard():``, a statement written before it) did not become another kind:
-its keyword alone does not tell its sites. Deleting a whole node, or making a function ``async``,
-makes the rules of ``derived_rules.py``; an edit across the items of an argument or parameter list
-makes a rule of that run of items (``sibling_runs.py``); adding only a comment makes none
-(``comment_edits.py``). A replacement that spans lines is indented at each site as the site's line
-is. A function's signature edited makes a rule however long its body (one hole).
+is not added to a nested function of the same name); a rule remembers the names its replacement
+reads of its own, to be bound at a site as at the example (``name_bindings.py``). A node kept whole
+inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
+another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
+examples). Deleting a node or making a function ``async`` makes the rules of ``derived_rules.py``;
+an edit across a list's items, a rule of that run (``sibling_runs.py``); adding only a comment, none
+(``comment_edits.py``). A replacement over lines is indented at each site as the site's line is. A
+function's signature edited makes a rule however long its body (one hole).
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -47,6 +48,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
+from lsp_server.next_edit.name_bindings import example_reads, reads_of
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -106,9 +108,10 @@ def learn(
         if rule is not None:
             if _half_typed(rule, after, at, end):
                 return None
-            scope = definition_scope(old)
-            defines = () if scope is None else (scope,)
-            return Learned(replace(rule, indent=line_indent(after, at), defines=defines), at, end)
+            defines = tuple(scope for scope in [definition_scope(old)] if scope is not None)
+            reads, home = example_reads(rule.reads, new, new_tree, after)
+            rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home)
+            return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
         pair = None if parent is None or counterpart is None else (parent, counterpart)
@@ -159,6 +162,8 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         breaks=breaks,
         annotates=annotates,
         defines=defines,
+        reads=tuple(sorted(set(first.reads) & set(second.reads))),
+        home=first.home if first.home == second.home else None,
         examples=examples,
         result=result,
     )
@@ -244,7 +249,6 @@ def _rule_of(
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
-    breaks = breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers))
     return EditRule(
         pattern,
         template,
@@ -252,7 +256,9 @@ def _rule_of(
         annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
         role=role_of(old),
         reshapes=old.type != new.type and not _wraps(old, new),
-        breaks=breaks,
+        breaks=breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers)),
+        beside=_wraps(old, new) and new.type.endswith(("block", "module")),
+        reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )
 
@@ -268,11 +274,10 @@ def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:
 
 
 def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
-    """Whether the edit kept ``old`` whole inside ``new`` (of another kind, as the caller checks):
-    wrapped it (``with guard():`` around a statement) or wrote beside it (a statement inserted before
-    an ``if``). The node did not become another kind (``print x`` -> ``print(x)`` did): its keyword
-    alone does not tell its sites."""
-    return (old.text or b"") in (new.text or b"")
+    """Whether the edit kept ``old`` whole inside ``new``, of another kind: wrapped it (``with guard():``)
+    or wrote beside it (a statement before an ``if``). It did not become another kind (``print x`` ->
+    ``print(x)`` did): its keyword alone does not tell its sites."""
+    return old.type != new.type and (old.text or b"") in (new.text or b"")
 
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:

@@ -12,9 +12,10 @@ shorter than three characters, or that has only keywords (``assert a == b`` -> `
 matches too widely to be a guess worth showing: no sites (two examples may, when the replacement
 writes a word of its own); nor has a rule whose whole change sets one keyword argument to a constant
 (a flag: a choice made per call), nor one of one example that writes several times more text
-of its own than it fixes (new code for one place). An edit that turns one
-kind of node into another is recognised by the keyword it starts with (``print x``), never by an
-operator alone (``a in b``).
+of its own than it fixes (new code for one place), nor one that writes a statement beside one it keeps
+whole, even after two examples. An edit that turns one kind of node into another is recognised by the
+keyword it starts with (``print x``), never by an operator alone (``a in b``). No site where a name
+the replacement reads is not bound (``name_bindings.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.name_bindings import ScopeCache, readable_at
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
@@ -90,8 +92,8 @@ def too_wide(rule: EditRule) -> bool:
     telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
     if telling or (rule.reshapes and _leads_with_keyword(rule)):
         return False
-    if rule.examples == 1:
-        return True
+    if rule.examples == 1 or rule.beside:
+        return True  # a statement written beside one kept whole: its place is not told by the kept one
     return rule.deletes is None and not _writes_a_word(rule)
 
 
@@ -163,10 +165,11 @@ def find_sites(
         return []
     anchor = anchors[0]
     found: dict[tuple[int, int], Site] = {}
+    scopes: ScopeCache = {}
     for start, whole in token_starts(source, anchor, MAX_CANDIDATES):
         if not whole:
             continue
-        site = _site_at(rule, tree, source, start, start + len(anchor))
+        site = _site_at(rule, tree, source, (start, start + len(anchor)), scopes)
         if site is not None:
             found.setdefault((site.start, site.end), site)
     ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))
@@ -182,15 +185,18 @@ def find_sites(
     return chosen
 
 
-def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, end: int) -> Site | None:
-    """The smallest node around bytes ``start``..``end`` where the rule applies, as a site."""
-    node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(start, end)
+def _site_at(
+    rule: EditRule, tree: tree_sitter.Tree, source: bytes, span: tuple[int, int], scopes: ScopeCache
+) -> Site | None:
+    """The smallest node around bytes ``span`` where the rule applies, as a site; ``scopes`` caches
+    the scopes binding the names the rule reads (``name_bindings.py``)."""
+    node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(*span)
     root_type = rule.before.type
     for _ in range(MAX_CLIMB):
         if node is None:
             return None
         if rule.run and node.type == root_type:
-            found = run_at(rule, node, start) if _defined_alike(rule, node) else None
+            found = run_at(rule, node, span[0]) if _defined_alike(rule, node) else None
             if found is not None:
                 at, last, holes = found
                 if not _laid_out_alike(rule, source[at:last], holes):
@@ -214,6 +220,8 @@ def _site_at(rule: EditRule, tree: tree_sitter.Tree, source: bytes, start: int, 
                     return None  # rewritten before: the rule would apply a second time
                 if _writes_a_parameter_it_has(rule, node, node.start_byte, node.end_byte):
                     return None
+                if not readable_at(rule, node, tree, source, scopes):
+                    return None  # the result would read a name nothing binds here
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
                     return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)

@@ -1,0 +1,194 @@
+"""Whether a name is bound where a rule would write it, from the syntax tree alone: a rule whose
+replacement reads a name of its own (``job.flags`` -> ``flags``, where the example's function binds
+``flags``) is not offered where nothing binds that name (the other functions reading ``job.flags``):
+the result would not run. A name nothing binds where the example was is still to be bound there
+(the user writes the assignment or the parameter next): the sites lie in the example's function.
+
+A name is bound in a scope by a parameter, an assignment, a loop's, ``with``'s or ``except``'s
+target, an import, a ``def`` or ``class``, a ``:=`` or a ``global``/``nonlocal`` statement
+(``symbol_scope.is_binding`` and Python's own node types); a site sees the bindings of the functions
+around it, of the class whose body it lies in directly, of the module, and the builtins. Bounded: at
+most ``MAX_NAME_LOOKUPS`` occurrences of a name are looked at per tree (a byte search finds them).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING
+
+from lsp_server.next_edit.edit_pattern import token_starts
+from lsp_server.next_edit.node_roles import is_name
+from lsp_server.next_edit.symbol_scope import is_binding, is_function, is_member_name
+
+if TYPE_CHECKING:
+    import tree_sitter
+
+    from lsp_server.next_edit.edit_rule import EditRule
+
+MAX_NAME_LOOKUPS = 2_000
+"""Occurrences of a name looked at per tree to find the scopes that bind it."""
+BUILTIN_NAMES = frozenset(name.encode() for name in dir(builtins))
+_TARGET_PARENTS = frozenset(
+    {"as_pattern_target", "global_statement", "nonlocal_statement", "parameters", "lambda_parameters"}
+)
+_PATTERNS = frozenset(
+    {
+        "pattern_list",
+        "tuple_pattern",
+        "list_pattern",
+        "tuple",
+        "list",
+        "list_splat_pattern",
+        "dictionary_splat_pattern",
+    }
+)
+_IMPORTS = frozenset({"import_statement", "import_from_statement"})
+
+ScopeCache = dict[bytes, frozenset[int]]
+"""Per tree: a name -> the ids of the scopes (functions, classes, the module) that bind it."""
+
+
+def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool = False) -> set[bytes]:
+    """The names ``node`` reads as variables (not a member, a keyword argument's name, nor a name it
+    binds itself), outside its sub-trees whose text ``holes`` holds (what a rule keeps as holes);
+    with ``values_only``, not those called or qualified (``f`` in ``f(x)``, ``m`` in ``m.x``)."""
+    found: set[bytes] = set()
+    binds: set[bytes] = set()  # a name the node binds itself (a parameter renamed with its reads)
+    stack = [node]
+    while stack:
+        at = stack.pop()
+        if at is not node and at.is_named and not is_name(at) and (at.text or b"") in holes:
+            continue
+        if at.type == "identifier" and at.text and _binds_here(at):
+            binds.add(at.text)
+        elif (
+            at.type == "identifier" and at.text and _is_read(at) and not (values_only and _names_a_thing(at))
+        ):
+            found.add(at.text)
+        stack.extend(at.children)
+    return found - binds
+
+
+def _names_a_thing(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is called or qualified (a function, a class or a module), or spelled as a
+    class or a constant is (a capital first: ``Version``, ``MAX_WAIT``), which modules define."""
+    if (node.text or b"").lstrip(b"_")[:1].isupper():
+        return True
+    parent = node.parent
+    field = "function" if parent is not None and parent.type == "call" else "object"
+    return parent is not None and parent.child_by_field_name(field) == node
+
+
+def _is_read(node: tree_sitter.Node) -> bool:
+    parent = node.parent
+    if is_member_name(node) or _binds_here(node) or parent is None:
+        return False
+    return not ("keyword_argument" in parent.type and parent.child_by_field_name("name") == node)
+
+
+def example_reads(
+    reads: tuple[bytes, ...], node: tree_sitter.Node, tree: tree_sitter.Tree, source: bytes
+) -> tuple[tuple[bytes, ...], bytes | None]:
+    """Of ``reads`` (names a rule's replacement reads), those bound at the example ``node``; and where
+    one read as a value is not bound there yet, the function whose body holds the example (None
+    otherwise). A name called, qualified or capitalised (``check(x)``, ``mod.T``, ``MAX``) names a
+    function, a class, a module or a constant, still to be bound at module level; a value is a local
+    about to be assigned."""
+    cache: ScopeCache = {}
+    bound = tuple(name for name in reads if bound_at(node, name, tree, source, cache))
+    values = reads_of(node, {}, values_only=True)
+    return bound, function_name(node) if any(name not in bound and name in values for name in reads) else None
+
+
+def readable_at(
+    rule: EditRule, node: tree_sitter.Node, tree: tree_sitter.Tree, source: bytes, cache: ScopeCache
+) -> bool:
+    """Whether each name ``rule`` reads is bound at the site ``node``, and the site lies in the
+    function the rule's names are still to be bound in, if any."""
+    if any(not bound_at(node, name, tree, source, cache) for name in rule.reads):
+        return False
+    return rule.home is None or function_name(node) == rule.home
+
+
+def bound_at(
+    node: tree_sitter.Node, name: bytes, tree: tree_sitter.Tree, source: bytes, cache: ScopeCache
+) -> bool:
+    """Whether ``name`` is bound where ``node`` lies (see the module's docstring)."""
+    if name in BUILTIN_NAMES:
+        return True
+    scopes = cache.get(name)
+    if scopes is None:
+        scopes = cache[name] = _binding_scopes(tree, source, name)
+    return any(scope in scopes for scope in _visible_scopes(node))
+
+
+def _binding_scopes(tree: tree_sitter.Tree, source: bytes, name: bytes) -> frozenset[int]:
+    scopes = set()
+    root = tree.root_node
+    for start, whole in token_starts(source, name, MAX_NAME_LOOKUPS):
+        at = root.descendant_for_byte_range(start, start + len(name)) if whole else None
+        if at is not None and at.type == "identifier" and at.text == name and _binds_here(at):
+            scopes.add(_scope_of(at).id)
+    return frozenset(scopes)
+
+
+def _binds_here(node: tree_sitter.Node) -> bool:
+    """Whether the identifier ``node`` is a name bound where it stands."""
+    if is_binding(node):
+        return True
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type in ("function_definition", "class_definition", "named_expression"):
+        return parent.child_by_field_name("name") == node
+    if parent.type == "aliased_import":
+        return parent.child_by_field_name("alias") == node
+    if parent.type == "dotted_name" and parent.parent is not None and parent.parent.type in _IMPORTS:
+        statement = parent.parent
+        module = statement.child_by_field_name("module_name")
+        return parent != module and (statement.type != "import_statement" or parent.children[0] == node)
+    while parent is not None and parent.type in _PATTERNS:
+        parent = parent.parent
+    return parent is not None and parent.type in _TARGET_PARENTS
+
+
+def _scope_of(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The function, class body or module a binding at ``node`` belongs to (a definition's own name
+    belongs to the scope around it)."""
+    child, parent = node, node.parent
+    while parent is not None:
+        if (is_function(parent) or parent.type == "class_definition") and parent.child_by_field_name(
+            "name"
+        ) != child:
+            return parent
+        child, parent = parent, parent.parent
+    return child
+
+
+def _visible_scopes(node: tree_sitter.Node) -> list[int]:
+    """The scopes whose bindings ``node`` sees: the functions around it, the class whose body holds
+    it directly (not through a function: a method does not see its class's names), the module."""
+    found, in_function = [], False
+    at: tree_sitter.Node | None = node
+    last = node
+    while at is not None:
+        if is_function(at):
+            found.append(at.id)
+            in_function = True
+        elif at.type == "class_definition" and not in_function:
+            found.append(at.id)
+        last, at = at, at.parent
+    found.append(last.id)
+    return found
+
+
+def function_name(node: tree_sitter.Node) -> bytes | None:
+    """The name of the innermost named function whose body holds ``node`` (None: none). A function's
+    signature (its annotations, its defaults) is read in the scope around it, not in its body."""
+    child, at = node, node.parent
+    while at is not None:
+        name = at.child_by_field_name("name") if is_function(at) else None
+        if name is not None and at.child_by_field_name("body") == child:
+            return name.text
+        child, at = at, at.parent
+    return None
