@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import token_starts
 from lsp_server.next_edit.node_roles import is_name
-from lsp_server.next_edit.symbol_scope import is_binding, is_function, is_member_name
+from lsp_server.next_edit.symbol_scope import TARGET_PATTERNS, is_binding, is_function, is_member_name
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -31,17 +31,7 @@ BUILTIN_NAMES = frozenset(name.encode() for name in dir(builtins))
 _TARGET_PARENTS = frozenset(
     {"as_pattern_target", "global_statement", "nonlocal_statement", "parameters", "lambda_parameters"}
 )
-_PATTERNS = frozenset(
-    {
-        "pattern_list",
-        "tuple_pattern",
-        "list_pattern",
-        "tuple",
-        "list",
-        "list_splat_pattern",
-        "dictionary_splat_pattern",
-    }
-)
+_PATTERNS = TARGET_PATTERNS | {"dictionary_splat_pattern"}  # ``**kwargs`` too
 _IMPORTS = frozenset({"import_statement", "import_from_statement"})
 
 ScopeCache = dict[bytes, frozenset[int]]

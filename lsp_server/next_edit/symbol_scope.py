@@ -20,9 +20,10 @@ _MEMBER_FIELDS = ("attribute", "property", "field")
 _MEMBER_PARENTS = ("attribute", "member_expression", "field_expression", "selector_expression")
 # Fields of a parameter or binding node that hold a value or a type, not the bound name.
 _NOT_NAME_FIELDS = ("value", "type", "default", "right")
-_PATTERNS = frozenset(
+TARGET_PATTERNS = frozenset(
     {"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "list_splat_pattern"}
 )
+"""Nodes a bound name may lie inside on its way up to what binds it (``a, (b, *c) = ...``)."""
 _BINDERS = ("assignment", "declarator", "for_statement", "for_in_clause")
 
 
@@ -79,7 +80,7 @@ def is_binding(node: tree_sitter.Node) -> bool:
     if is_parameter_name(node):
         return True
     target, parent = node, node.parent
-    while parent is not None and parent.type in _PATTERNS:
+    while parent is not None and parent.type in TARGET_PATTERNS:
         target, parent = parent, parent.parent
     if parent is None or not any(kind in parent.type for kind in _BINDERS):
         return False
