@@ -13,9 +13,11 @@ the same machine noise, and prints each figure with the ratio codedraft / llama.
 Both decode greedily with the same token ids. codedraft serves the file's weights dequantized (or a
 `--model` folder), in each `--weights` form side by side; llama.cpp computes on the quantized blocks,
 so their outputs may differ a little: the share of greedy tokens equal to the first form's is printed.
-CPU-second figures (this process's CPU time, both engines run in it) are steadier than the wall clock
-on a machine shared with other jobs. codedraft's engines set their CPU threads before each step as the
-daemon does: one per core (or `--threads`), fewer while other processes hold cores.
+llama.cpp runs in a process of its own (`bench/llamacpp_process.py`: two OpenMP runtimes spinning in
+one process slow whichever engine runs second). CPU-second figures (each engine's own process's CPU
+time) are steadier than the wall clock on a machine shared with other jobs. codedraft's engines set
+their CPU threads before each step as the daemon does: one per core (or `--threads`), fewer while
+other processes hold cores.
 
 `--busy 0,1,2` measures instead the typing replay and decode beside 0, then 1, then 2 processes
 spinning a core each, codedraft with adapting and with fixed threads (`bench/busy_levels.py`).
@@ -35,7 +37,8 @@ from bench.busy_cores import parse_busy_levels
 from bench.busy_levels import Runner, run_busy_levels
 from bench.codedraft_runner import CodedraftRunner, with_weights
 from bench.engine_workloads import refactor_prompt, typing_prompts
-from bench.llamacpp_runner import LlamaCppRunner, LlamaCppUnavailable
+from bench.llamacpp_process import LlamaCppProcess
+from bench.llamacpp_runner import LlamaCppUnavailable
 from inference.config import SpecMode
 from inference.cpu_threads import CpuThreads
 from inference.defaults import REPO_ROOT
@@ -70,7 +73,7 @@ def agreement(a: list[int], b: list[int]) -> tuple[int, int]:
 
 
 def bench_typing(
-    loaded: LoadedModel, ours: dict[str, CodedraftRunner], theirs: LlamaCppRunner, args: argparse.Namespace
+    loaded: LoadedModel, ours: dict[str, CodedraftRunner], theirs: LlamaCppProcess, args: argparse.Namespace
 ) -> list[Pair]:
     budget = min(loaded.config.max_position_embeddings - 64, args.context_tokens)
     prompts = typing_prompts(loaded, args.file, args.burst_chars, budget, args.requests + 1)
@@ -126,7 +129,7 @@ def _quantiles(values: dict[str, list[float]], name: str, q: float) -> tuple[flo
 
 
 def bench_decode_and_cold(
-    loaded: LoadedModel, ours: dict[str, CodedraftRunner], theirs: LlamaCppRunner, args: argparse.Namespace
+    loaded: LoadedModel, ours: dict[str, CodedraftRunner], theirs: LlamaCppProcess, args: argparse.Namespace
 ) -> list[Pair]:
     text = args.file.read_text(encoding="utf-8")
     ids = loaded.tokenizer.encode(text)
@@ -164,7 +167,7 @@ def bench_decode_and_cold(
     return pairs
 
 
-def bench_refactor(loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppRunner) -> list[Pair]:
+def bench_refactor(loaded: LoadedModel, ours: CodedraftRunner, theirs: LlamaCppProcess) -> list[Pair]:
     case = refactor_prompt(loaded, loaded.config.max_position_embeddings)
     if case is None:
         print("\n4. refactor: skipped, no function of this repository fits the model's context twice")
@@ -261,17 +264,32 @@ def main(argv: list[str]) -> int:
     loaded = next(iter(served.values()))
     try:
         started = time.perf_counter()
-        theirs = LlamaCppRunner(str(gguf), n_ctx=loaded.config.max_position_embeddings, threads=threads)
+        theirs = LlamaCppProcess(str(gguf), n_ctx=loaded.config.max_position_embeddings, threads=threads)
         print(f"llama.cpp: ready in {time.perf_counter() - started:.1f} s")
     except LlamaCppUnavailable as error:
         parser.error(str(error))
+    try:
+        _compare(loaded, served, theirs, levels, args)
+    finally:
+        theirs.close()
+    return 0
+
+
+def _compare(
+    loaded: LoadedModel,
+    served: dict[str, LoadedModel],
+    theirs: LlamaCppProcess,
+    levels: list[int] | None,
+    args: argparse.Namespace,
+) -> None:
+    threads = torch.get_num_threads()
     ours = {form: CodedraftRunner(model, CpuThreads(threads)) for form, model in served.items()}
     probe = "def fibonacci(n):\n    return n"
     if theirs.tokenize(probe) != loaded.tokenizer.encode(probe):
         print("note: llama.cpp tokenizes differently; both are fed codedraft's token ids")
     print(
-        f"codedraft: {args.model or gguf} ({loaded.dtype}; weights {', '.join(served)}); "
-        f"llama.cpp: {gguf}; {threads} threads each"
+        f"codedraft: {args.model or theirs.gguf} ({loaded.dtype}; weights {', '.join(served)}); "
+        f"llama.cpp: {theirs.gguf} in its own process; {threads} threads each"
     )
     if levels is not None:
         runners: dict[str, Runner] = {}
@@ -280,7 +298,7 @@ def main(argv: list[str]) -> int:
             runners[f"codedraft {form}, fixed threads"] = CodedraftRunner(model, CpuThreads(threads, False))
         runners[LLAMA] = theirs
         run_busy_levels(loaded, runners, levels, args)
-        return 0
+        return
     skip = set(filter(None, args.skip.split(",")))
     pairs: list[Pair] = []
     if "typing" not in skip:
@@ -288,11 +306,10 @@ def main(argv: list[str]) -> int:
     if "decode" not in skip:
         pairs += bench_decode_and_cold(loaded, ours, theirs, args)
     if "refactor" not in skip:
-        pairs += bench_refactor(loaded, ours[forms[0]], theirs)
+        pairs += bench_refactor(loaded, next(iter(ours.values())), theirs)
     print(f"\n  {'':<54}{'codedraft':>15}{'llama.cpp':>15}{'ratio':>9}")
     for pair in pairs:
         print(pair.row())
-    return 0
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import io
+import pickle
 import sys
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from torch import nn
 
 from bench import llamacpp_runner
 from bench.codedraft_runner import with_weights
+from bench.llamacpp_process import serve
 from bench.llamacpp_runner import LlamaCppUnavailable, Timed, ensure_llama_cpp
 from bench.versus_llamacpp import Pair, agreement
 from inference.layers.linear import Float16Linear
@@ -57,3 +60,26 @@ def test_a_missing_llama_cpp_is_named_with_its_pinned_requirement(monkeypatch: p
     monkeypatch.delitem(sys.modules, "llama_cpp", raising=False)
     with pytest.raises(LlamaCppUnavailable, match=r"llama-cpp-python==0\.3\.36"):
         ensure_llama_cpp(install=False)
+
+
+def _served(*calls: tuple[str, tuple[object, ...]]) -> list[tuple[str, object]]:
+    requests = io.BytesIO()
+    for call in calls:
+        pickle.dump(call, requests)
+    requests.seek(0)
+    replies = io.BytesIO()
+    serve(requests, replies)  # returns when the calls run out, as when the parent closes the pipe
+    replies.seek(0)
+    answers = []
+    while replies.tell() < len(replies.getvalue()):
+        answers.append(pickle.load(replies))
+    return answers
+
+
+def test_the_llama_cpp_process_answers_every_call_and_survives_bad_ones() -> None:
+    answers = _served(("generate", ([1, 2], 4, False)), ("reset_everything", ()), ("tokenize", ("x",)))
+    assert answers == [
+        ("error", "llama.cpp: no model loaded"),
+        ("error", "llama.cpp: unknown call 'reset_everything'"),
+        ("error", "llama.cpp: no model loaded"),
+    ]
