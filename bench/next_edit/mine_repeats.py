@@ -15,7 +15,11 @@ that round's changes and after them (read in the fifth); and, for the fifth roun
 python-attrs/cattrs, hynek/structlog and marshmallow-code/marshmallow, mined and measured before
 that round's changes and after them; and, for the next untouched check, pypa/packaging,
 andialbrecht/sqlparse and mahmoud/boltons, mined with the same rules and limits once the fifth
-round's figures were in, not yet measured (``HELD_OUT``: replayed by name only, never read). Rules,
+round's figures were in (read in the seventh round); and, once the seventh round's figures were in,
+two more untouched sets with the same rules and limits: arrow-py/arrow, jd/tenacity,
+getsentry/responses and mahmoud/glom (measured before the eighth round's changes, then read), and
+python-jsonschema/jsonschema, jazzband/pip-tools, benoitc/gunicorn and tqdm/tqdm (measured only after
+the eighth round, never read) (``HELD_OUT``: replayed by name only). Rules,
 applied to each commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to
 ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of
 changed lines, ``cases.py``):
@@ -70,6 +74,17 @@ REPOSITORIES = {
     "packaging": ("https://github.com/pypa/packaging", "053c884615f2e83d80705251b447769ec2599653"),
     "sqlparse": ("https://github.com/andialbrecht/sqlparse", "60cdc649726bf1bc4f1b336050560b336da715ec"),
     "boltons": ("https://github.com/mahmoud/boltons", "967864f89791509f9eb36b22b4579d36b72a6df2"),
+    "arrow": ("https://github.com/arrow-py/arrow", "b247ad073d4c350270528edb5afff8e7f4f7d9e4"),
+    "tenacity": ("https://github.com/jd/tenacity", "c650fb45204635f07910948d5fc59a8c551ffdda"),
+    "responses": ("https://github.com/getsentry/responses", "a19add7777d7d0c64eeb364f6cc9de624c33f4f8"),
+    "glom": ("https://github.com/mahmoud/glom", "c225e2abeb234be7119911b96b4378cc9d8d6478"),
+    "jsonschema": (
+        "https://github.com/python-jsonschema/jsonschema",
+        "b37f7be6dc7966a1f1a67557976041ffe0826cb3",
+    ),
+    "pip-tools": ("https://github.com/jazzband/pip-tools", "c58d5d945c0f20e9713e10f5fea2491a5c984f39"),
+    "gunicorn": ("https://github.com/benoitc/gunicorn", "65ac1a3a4c0aa00960968c720d6e6bd2ac32f1b9"),
+    "tqdm": ("https://github.com/tqdm/tqdm", "f6a30fab726ab8e794a9db88b4392ce207760937"),
 }
 HELD_OUT = (
     "fastapi",
@@ -89,6 +104,14 @@ HELD_OUT = (
     "packaging",
     "sqlparse",
     "boltons",
+    "arrow",
+    "tenacity",
+    "responses",
+    "glom",
+    "jsonschema",
+    "pip-tools",
+    "gunicorn",
+    "tqdm",
 )
 """Mined after a round of the rules' changes, each a check that round was not tuned on (pluggy the
 last); replayed only when named."""
