@@ -10,6 +10,15 @@ namespace codedraft::gguf {
 // unpacked once for kTileRows rows of x instead of once a row.
 constexpr int kTileRows = 4;
 
+// Keeps a lane's chain of integer adds as written. Without VNNI, GCC reassociated each lane's sum
+// into a tree of its products, each stored to the stack and added back, on 16 vector registers;
+// held to the chain, a Zen 3's cold prompt ran about 7% faster. The integers are the same either way.
+inline void keep_chain(__m256i& lane) {
+#ifndef CODEDRAFT_VNNI
+  __asm__("" : "+x"(lane));
+#endif
+}
+
 // group_row for rows t0 .. t0 + TX of x: y[t][0 .. 8). Per (weight row, x row) the same integer lanes
 // (their integer adds reordered, which is exact) and the same float32 operations in the same order.
 template <class B, int TX>
@@ -46,6 +55,7 @@ inline void group_tile(const ActivationCodes& a, int64_t t0, const uint8_t* grou
             const __m256i x0 = broadcast32(x[t] + 64 * p + 4 * l), x1 = broadcast32(x[t] + 64 * p + 32 + 4 * l);
             lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(low, x0), scale[2 * p]);
             lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(high, x1), scale[2 * p + 1]);
+            keep_chain(lane[t]);
           }
         }
         for (int t = 0; t < TX; ++t) acc[t][l] = _mm256_add_ps(acc[t][l], _mm256_mul_ps(_mm256_cvtepi32_ps(lane[t]), step[t]));
@@ -96,6 +106,7 @@ inline void group_tile(const ActivationCodes& a, int64_t t0, const uint8_t* grou
               for (int t = 0; t < TX; ++t) {
                 lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c0, broadcast32(x[t] + 32 * s0 + 4 * l)), scale[s0]);
                 lane[t] = scaled_add(lane[t], _mm256_maddubs_epi16(c1, broadcast32(x[t] + 32 * s1 + 4 * l)), scale[s1]);
+                keep_chain(lane[t]);
               }
             }
           }
