@@ -41,8 +41,8 @@ PathEdit = tuple[str, int, int, str, str]  # (path, start, end, old, new), chara
 class RepeatedEdits:
     """The rules learned from the user's edits in one workspace. Called from one thread at a time."""
 
-    def __init__(self) -> None:
-        self._trees = DocumentTrees()
+    def __init__(self, trees: DocumentTrees | None = None) -> None:
+        self._trees = DocumentTrees() if trees is None else trees
         self._previous: EditRule | None = None  # the rule of the user's edit before the latest
         self._latest: EditRule | None = None
         self._latest_before: str | None = None  # the latest edit's text before it (one per burst)
