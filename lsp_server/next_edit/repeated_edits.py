@@ -19,8 +19,9 @@ from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.syntax import MAX_PARSE_CHARS, encode, error_count, parse, replaced
 from lsp_server.next_edit.edit_pattern import Branch, Leaf
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.edit_rules import agree, learn
+from lsp_server.next_edit.edit_rules import learn
 from lsp_server.next_edit.index_references import references_elsewhere
+from lsp_server.next_edit.rule_agreement import agree
 from lsp_server.next_edit.rule_sites import Site, find_sites
 
 if TYPE_CHECKING:
