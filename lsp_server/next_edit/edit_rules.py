@@ -17,7 +17,9 @@ is not added to a nested function of the same name); a rule remembers the names 
 reads of its own, to be bound at a site as at the example (``name_bindings.py``). A node kept whole
 inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
 another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
-examples). Deleting a node or making a function ``async`` makes the rules of ``derived_rules.py``;
+examples), and it is wrapped again only where it stands in the kind of node the example's stood in
+(a value wrapped where it is returned is not wrapped where it is compared). Deleting a node or
+making a function ``async`` makes the rules of ``derived_rules.py``;
 two examples that agree, one rule (``rule_agreement.py``); an edit across a list's items, a rule
 of that run (``sibling_runs.py``); adding only a comment, none (``comment_edits.py``). A
 replacement over lines is indented at each site as the site's line is. A function's signature
@@ -44,12 +46,13 @@ from lsp_server.next_edit.edit_pattern import (
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.name_bindings import example_reads, reads_of
-from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
     hole_texts,
     kept_below,
     pattern_of,
+    quotes_around_holes,
     result_of,
     template_of,
 )
@@ -167,15 +170,19 @@ def _rule_of(
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
+    wraps = _wraps(old, new)
     return EditRule(
         pattern,
         template,
         callee=callee_around(old),
         annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
         role=role_of(old),
-        reshapes=old.type != new.type and not _wraps(old, new),
+        reshapes=old.type != new.type and not wraps,
         breaks=breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers)),
-        beside=_wraps(old, new) and new.type.endswith(("block", "module")),
+        beside=wraps and new.type.endswith(("block", "module")),
+        wrapped_in=(old.parent.type,) if wraps and old.parent is not None else (),
+        changes_value=replaces_a_value(old, new),
+        quotes=quotes_around_holes(new, numbers),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )
@@ -203,7 +210,8 @@ def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
     one: the user is still typing it."""
     old_words = set(fixed_words(rule.before))
     written = {part for part in rule.after if isinstance(part, bytes)}
-    for word in {w for part in written for w in re.findall(rb"[A-Za-z_]\w*", part)} - old_words:
+    names = {w for part in written for w in re.findall(rb"[A-Za-z_]\w*(?![\w\"'])", part)}  # no f"…" prefix
+    for word in names - old_words:
         if any(old.startswith(word) for old in old_words):
             continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed
         whole = longer = False

@@ -64,6 +64,10 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         annotates=annotates,
         defines=defines,
         reads=tuple(sorted(set(first.reads) & set(second.reads))),
+        wrapped_in=tuple(sorted(set(first.wrapped_in) | set(second.wrapped_in)))
+        if first.wrapped_in and second.wrapped_in
+        else (),
+        quotes=bytes(sorted(set(first.quotes) | set(second.quotes))),
         home=first.home if first.home == second.home else None,
         examples=examples,
         result=result,

@@ -36,7 +36,7 @@ def too_wide(rule: EditRule) -> bool:
     -> ``def □() -> None:``); one that only moves or brackets its holes (``assert □ == □`` swapped,
     ``□ and □`` -> ``(□ and □)``) is a matter of taste applied at some of the places of a very
     common shape, which the code does not tell apart: quiet. A deletion is exempt."""
-    if _sets_a_flag(rule):
+    if _sets_a_flag(rule) or _changes_a_value(rule):
         return True
     words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
     telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
@@ -45,6 +45,16 @@ def too_wide(rule: EditRule) -> bool:
     if rule.examples == 1 or rule.beside:
         return True  # a statement written beside one kept whole: its place is not told by the kept one
     return rule.deletes is None and not _writes_a_word(rule)
+
+
+def _changes_a_value(rule: EditRule) -> bool:
+    """Whether a rule of one example replaces one literal given as a value by another literal and
+    nothing else (``content_type="text/plain"`` -> ``content_type="image/tiff"``): a value chosen for
+    that place, data rather than code, which the same value elsewhere (another record's, another
+    test's) does not share: quiet until a second example agrees. A literal replaced by a name or an
+    expression is code; a key or an index renamed (``d["colour"]`` -> ``d["color"]``) names what is
+    read, and repeats (``node_roles.replaces_a_value``)."""
+    return rule.examples == 1 and rule.changes_value
 
 
 def writes_new_code(rule: EditRule) -> bool:

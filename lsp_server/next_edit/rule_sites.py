@@ -130,6 +130,8 @@ def _site_at(
                     return None
                 if not readable_at(rule, node, tree, source, scopes):
                     return None  # the result would read a name nothing binds here
+                if any(quote in text for text in bound.values() for quote in rule.quotes):
+                    return None  # the hole's text would end the replacement's string
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
                     return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)
@@ -181,6 +183,8 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         if call is None or callee_name(call) != rule.callee:
             return False
     if rule.annotates is not None and annotated_name(node) != rule.annotates:
+        return False
+    if rule.wrapped_in and (node.parent is None or node.parent.type not in rule.wrapped_in):
         return False
     return role_of(node) == rule.role and _defined_alike(rule, node)
 
