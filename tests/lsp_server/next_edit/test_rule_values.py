@@ -59,6 +59,9 @@ def test_a_hole_written_into_an_f_string_never_takes_text_with_its_quote() -> No
 
 
 def test_a_keyword_arguments_value_is_changed_in_calls_of_the_examples_name_only() -> None:
-    before = "a = Scope(v=lambda t: {})\nb = Scope(w=lambda t: {})\nc = Bind(v=lambda t: {})\nd = f(lambda t: {})\n"
+    before = (
+        "a = Scope(v=lambda t: {})\nb = Scope(w=lambda t: {})\nc = Bind(v=lambda t: {})\n"
+        "d = f(lambda t: {})\n"
+    )
     after = before.replace("Scope(v=lambda t: {})", "Scope(v={})", 1)
     assert _sites("python", before, after) == [("lambda t: {}", "{}")]  # in Scope(w=…) only
