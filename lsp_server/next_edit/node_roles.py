@@ -11,7 +11,6 @@ if TYPE_CHECKING:
 
 ARGUMENT_LISTS = frozenset({"argument_list", "arguments"})
 CALLS = frozenset({"call", "call_expression"})
-_KEYWORD_ARGUMENTS = frozenset({"keyword_argument"})
 _AWAITED = frozenset({"await", "await_expression"})
 _ANNOTATION_FIELDS = frozenset({"type", "return_type"})
 MAX_ANNOTATION_DEPTH = 8
@@ -124,11 +123,8 @@ def callee_name(call: tree_sitter.Node) -> bytes | None:
 
 
 def callee_around(node: tree_sitter.Node) -> bytes | None:
-    """The name of the call in whose arguments ``node`` lies directly, if it does: an argument, or a
-    keyword argument's value (``lambda: {}`` in ``S(v=lambda: {})`` is ``S``'s, not ``Let``'s)."""
+    """The name of the call in whose arguments ``node`` lies directly, if it does."""
     parent = node.parent
-    if parent is not None and parent.type in _KEYWORD_ARGUMENTS and field_of(node) == "value":
-        parent = parent.parent
     if parent is None or parent.type not in ARGUMENT_LISTS or parent.parent is None:
         return None
     return callee_name(parent.parent) if parent.parent.type in CALLS else None

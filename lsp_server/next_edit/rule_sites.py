@@ -30,7 +30,7 @@ from lsp_server.next_edit.edit_pattern import (
 )
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.name_bindings import ScopeCache, readable_at
-from lsp_server.next_edit.node_roles import annotated_name, callee_around, callee_name, is_awaited, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_confidence import too_wide, writes_new_code
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
@@ -177,8 +177,11 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
     """Whether ``node`` sits where the example did (the call around it, its role in its parent)."""
     if rule.calls is not None:
         return isinstance(rule.before, Hole) and callee_name(node) == rule.calls and not is_awaited(node)
-    if rule.callee is not None and callee_around(node) != rule.callee:
-        return False
+    if rule.callee is not None:
+        arguments = node.parent
+        call = arguments.parent if arguments is not None else None
+        if call is None or callee_name(call) != rule.callee:
+            return False
     if rule.annotates is not None and annotated_name(node) != rule.annotates:
         return False
     if rule.wrapped_in and (node.parent is None or node.parent.type not in rule.wrapped_in):
