@@ -17,8 +17,8 @@ is not added to a nested function of the same name); a rule remembers the names 
 reads of its own, to be bound at a site as at the example (``name_bindings.py``). A node kept whole
 inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
 another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
-examples), and it is wrapped again only where it stands in the kind of node the example's stood in
-(a value wrapped where it is returned is not wrapped where it is compared). Deleting a node or
+examples), and a value is wrapped again only where it stands in the kind of node the example's
+stood in (a value wrapped where it is returned is not wrapped where it is compared). Deleting a node or
 making a function ``async`` makes the rules of ``derived_rules.py``;
 two examples that agree, one rule (``rule_agreement.py``); an edit across a list's items, a rule
 of that run (``sibling_runs.py``); adding only a comment, none (``comment_edits.py``). A
@@ -180,7 +180,7 @@ def _rule_of(
         reshapes=old.type != new.type and not wraps,
         breaks=breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers)),
         beside=wraps and new.type.endswith(("block", "module")),
-        wrapped_in=(old.parent.type,) if wraps and old.parent is not None else (),
+        wrapped_in=(old.parent.type,) if wraps and old.parent is not None and _is_expression(old) else (),
         changes_value=replaces_a_value(old, new),
         quotes=quotes_around_holes(new, numbers),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
@@ -203,6 +203,12 @@ def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
     or wrote beside it (a statement before an ``if``). It did not become another kind (``print x`` ->
     ``print(x)`` did): its keyword alone does not tell its sites."""
     return old.type != new.type and (old.text or b"") in (new.text or b"")
+
+
+def _is_expression(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is a value used in its parent, not a statement or a definition (a class
+    decorated, a statement put in a ``with``: its parent is a block, whatever it does)."""
+    return not node.type.endswith(("_definition", "_statement", "_declaration", "_item"))
 
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:

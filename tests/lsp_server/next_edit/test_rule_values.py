@@ -1,7 +1,8 @@
 """Rules about values (found replaying the eighth round's held-out histories, ``bench/next_edit``): a
 value wrapped in a call where it is used one way is not wrapped where it is used another; a literal
 given as a value and replaced by another literal is data for that place; a hole written into an
-f-string never takes text holding the string's quote."""
+f-string never takes text holding the string's quote. A definition decorated is no value: it is
+decorated again wherever its kind stands."""
 
 from __future__ import annotations
 
@@ -54,4 +55,19 @@ def test_a_hole_written_into_an_f_string_never_takes_text_with_its_quote() -> No
     assert _sites("python", before, after) == [
         ("str(n.hour)", 'f"{n.hour}"'),
         ("str('x')", "f\"{'x'}\""),
+    ]
+
+
+def test_a_decorator_written_around_a_class_is_written_around_a_decorated_one_too() -> None:
+    before = "class A:\n    x = 1\n\n\n@frozen\nclass B:\n    x = 2\n\n\nclass C:\n    x = 3\n"
+    after = before.replace("class A:", "@tagged\nclass A:", 1)
+    once = _learned("python", before, after)
+    assert once is not None and once.rule.wrapped_in == ()  # a statement's parent tells nothing
+    twice = after.replace("class C:", "@tagged\nclass C:", 1)
+    second = _learned("python", after, twice)
+    assert second is not None
+    both = agree(once.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("class B:\n    x = 2", "@tagged\nclass B:\n    x = 2")
     ]
