@@ -39,8 +39,8 @@ class EditRule:
     ``wrapped_in``: the edit kept the example's node whole inside a new one (``x`` -> ``convert(x)``):
     the kinds of node the examples' nodes stood in (an assignment, a ``return``); a site stands in one
     of them (a value converted where it is returned or assigned is not where it is compared).
-    ``quotes``: the quote characters of the strings the replacement writes holes into (an f-string):
-    a site whose hole text holds one would end the string early.
+    ``quotes``: per hole the replacement writes into a string's interpolation (an f-string's), that
+    string's quote characters: a site whose text for the hole holds one would end the string early.
     ``changes_value``: the example replaced a literal given as a value (a keyword argument's, a
     dictionary entry's, an assignment's; not a key or an index) by another literal: data chosen for
     that place (``node_roles.replaces_a_value``).
@@ -69,7 +69,7 @@ class EditRule:
     breaks: int | None = None
     beside: bool = False
     wrapped_in: tuple[str, ...] = ()
-    quotes: bytes = b""
+    quotes: tuple[tuple[int, bytes], ...] = ()
     changes_value: bool = False
     reads: tuple[bytes, ...] = ()
     home: bytes | None = None

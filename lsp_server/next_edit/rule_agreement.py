@@ -67,7 +67,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         wrapped_in=tuple(sorted(set(first.wrapped_in) | set(second.wrapped_in)))
         if first.wrapped_in and second.wrapped_in
         else (),
-        quotes=bytes(sorted(set(first.quotes) | set(second.quotes))),
+        quotes=tuple((holes[0][number], quotes) for number, quotes in first.quotes if number in holes[0]),
         home=first.home if first.home == second.home else None,
         examples=examples,
         result=result,

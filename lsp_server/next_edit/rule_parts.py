@@ -101,24 +101,26 @@ def template_of(
     return tuple(parts)
 
 
-def quotes_around_holes(node: tree_sitter.Node, numbers: dict[bytes, int]) -> bytes:
-    """The quote characters of the strings in ``node`` (the new text) whose interpolations hold a
-    hole's text (``f"{□}"``, a template string's ``${□}``): a site's hole text must not hold them."""
-    quotes: set[int] = set()
+def quotes_around_holes(node: tree_sitter.Node, numbers: dict[bytes, int]) -> tuple[tuple[int, bytes], ...]:
+    """Per hole whose text ``node`` (the new text) holds in a string's interpolation (``f"{□}"``, a
+    template string's ``${□}``), the quote characters of that string: a site's text for that hole
+    must not hold them."""
+    quotes: dict[int, set[int]] = {}
     stack = [node]
     while stack:
         at = stack.pop()
-        if at.is_named and not is_name(at) and (at.text or b"") in numbers:
+        number = numbers.get(at.text or b"") if at.is_named and not is_name(at) else None
+        if number is not None:
             outer, interpolated = at.parent, False
             while outer is not None and outer != node.parent:
                 interpolated = interpolated or outer.type in INTERPOLATIONS
                 if interpolated and outer.type in _STRINGS:
                     opening = outer.children[0].text if outer.children else outer.text
-                    quotes.update(byte for byte in (opening or b"") if byte in b"\"'`")
+                    quotes.setdefault(number, set()).update(b for b in (opening or b"") if b in b"\"'`")
                 outer = outer.parent
             continue
         stack.extend(at.children)
-    return bytes(sorted(quotes))
+    return tuple((number, bytes(sorted(found))) for number, found in sorted(quotes.items()))
 
 
 def breaks_outside_holes(text: bytes, pattern: Pattern, holes: dict[int, bytes]) -> int:

@@ -130,7 +130,7 @@ def _site_at(
                     return None
                 if not readable_at(rule, node, tree, source, scopes):
                     return None  # the result would read a name nothing binds here
-                if any(quote in text for text in bound.values() for quote in rule.quotes):
+                if any(quote in bound.get(number, b"") for number, quotes in rule.quotes for quote in quotes):
                     return None  # the hole's text would end the replacement's string
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):

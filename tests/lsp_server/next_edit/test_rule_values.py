@@ -71,3 +71,9 @@ def test_a_decorator_written_around_a_class_is_written_around_a_decorated_one_to
     assert _apply("python", both, twice, (second.start, second.end)) == [
         ("class B:\n    x = 2", "@tagged\nclass B:\n    x = 2")
     ]
+
+
+def test_only_the_holes_inside_the_f_strings_braces_are_kept_from_its_quote() -> None:
+    before = "a = '{!r}'.format(name)\nb = '{!r}'.format(other)\nc = '{!r}'.format(d['k'])\n"
+    after = before.replace("'{!r}'.format(name)", "f'{name!r}'", 1)
+    assert _sites("python", before, after) == [("'{!r}'.format(other)", "f'{other!r}'")]
