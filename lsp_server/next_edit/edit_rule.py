@@ -36,6 +36,14 @@ class EditRule:
     (``sibling_runs.py``).
     ``beside``: the example wrote a statement beside its node, kept whole in the same block: the
     node's shape does not tell where the new statement goes (``edit_rules.py``).
+    ``wrapped_in``: the edit kept the example's node whole inside a new one (``x`` -> ``convert(x)``):
+    the kinds of node the examples' nodes stood in (an assignment, a ``return``); a site stands in one
+    of them (a value converted where it is returned or assigned is not where it is compared).
+    ``quotes``: per hole the replacement writes into a string's interpolation (an f-string's), that
+    string's quote characters: a site whose text for the hole holds one would end the string early.
+    ``changes_value``: the example replaced a literal given as a value (a keyword argument's, a
+    dictionary entry's, an assignment's; not a key or an index) by another literal: data chosen for
+    that place (``node_roles.replaces_a_value``).
     ``reads``: names the replacement reads that the pattern did not, each bound where the example
     was (a local, a parameter, an import): a site where one is not bound is left alone
     (``name_bindings.py``).
@@ -60,6 +68,9 @@ class EditRule:
     run: bool = False
     breaks: int | None = None
     beside: bool = False
+    wrapped_in: tuple[str, ...] = ()
+    quotes: tuple[tuple[int, bytes], ...] = ()
+    changes_value: bool = False
     reads: tuple[bytes, ...] = ()
     home: bytes | None = None
     examples: int = 1

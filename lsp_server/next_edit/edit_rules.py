@@ -17,10 +17,13 @@ is not added to a nested function of the same name); a rule remembers the names 
 reads of its own, to be bound at a site as at the example (``name_bindings.py``). A node kept whole
 inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
 another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
-examples). Deleting a node or making a function ``async`` makes the rules of ``derived_rules.py``;
-an edit across a list's items, a rule of that run (``sibling_runs.py``); adding only a comment, none
-(``comment_edits.py``). A replacement over lines is indented at each site as the site's line is. A
-function's signature edited makes a rule however long its body (one hole).
+examples), and a value is wrapped again only where it stands in the kind of node the example's
+stood in (a value wrapped where it is returned is not wrapped where it is compared). Deleting a node or
+making a function ``async`` makes the rules of ``derived_rules.py``;
+two examples that agree, one rule (``rule_agreement.py``); an edit across a list's items, a rule
+of that run (``sibling_runs.py``); adding only a comment, none (``comment_edits.py``). A
+replacement over lines is indented at each site as the site's line is. A function's signature
+edited makes a rule however long its body (one hole).
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -33,28 +36,23 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from lsp_server.next_edit.comment_edits import adds_only_comments, common_shape
+from lsp_server.next_edit.comment_edits import adds_only_comments
 from lsp_server.next_edit.derived_rules import CONTAINERS, MAX_NODE_BYTES, await_rule, deletion_rule
 from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.edit_pattern import (
-    Hole,
-    Leaf,
-    Pattern,
-    Template,
     fixed_words,
-    generalize,
     line_indent,
-    reindented,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.name_bindings import example_reads, reads_of
-from lsp_server.next_edit.node_roles import annotated_name, callee_around, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
     hole_texts,
     kept_below,
     pattern_of,
+    quotes_around_holes,
     result_of,
     template_of,
 )
@@ -118,83 +116,6 @@ def learn(
     return None
 
 
-def agree(first: EditRule, second: EditRule) -> EditRule | None:
-    """The rule two examples agree on (their patterns anti-unified, their replacements the same once
-    what differs between the examples is a hole in both), counting both examples; None when their
-    replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
-    test_b():`` both given ``-> None``) becomes a hole, in the replacement too. The examples' lines
-    may be indented differently (a function and a method): the replacements are compared as if
-    written at the first one's indentation, which the rule keeps."""
-    if (first.callee, first.calls, first.role, first.run) != (
-        second.callee,
-        second.calls,
-        second.role,
-        second.run,
-    ):
-        return None
-    pairs: dict[tuple[Pattern, Pattern], int] = {}
-    pattern = generalize(first.before, second.before, pairs)
-    holes: tuple[dict[int, int], dict[int, int]] = ({}, {})
-    words: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})
-    for (a, b), number in pairs.items():
-        for side, part in enumerate((a, b)):
-            if isinstance(part, Hole) and holes[side].setdefault(part.number, number) != number:
-                return None
-            if isinstance(part, Leaf) and _is_name_text(part.text):
-                words[side][part.text] = number
-    one = _renumbered(first.after, holes[0], words[0])
-    two = _renumbered(reindented(second.after, second.indent, first.indent), holes[1], words[1])
-    if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
-        return None
-    trails = common_shape(first.trails, second.trails)
-    breaks = first.breaks if first.breaks == second.breaks else None
-    annotates = first.annotates if first.annotates == second.annotates else None
-    defines = first.defines + second.defines
-    examples = first.examples + second.examples
-    result = None
-    if first.result is not None and second.result is not None:
-        result = generalize(first.result, second.result, {})
-    return replace(
-        first,
-        before=pattern,
-        after=one,
-        trails=trails,
-        breaks=breaks,
-        annotates=annotates,
-        defines=defines,
-        reads=tuple(sorted(set(first.reads) & set(second.reads))),
-        home=first.home if first.home == second.home else None,
-        examples=examples,
-        result=result,
-    )
-
-
-def _is_name_text(text: bytes) -> bool:
-    return re.fullmatch(rb"[A-Za-z_]\w*", text) is not None
-
-
-def _renumbered(template: Template, holes: dict[int, int], words: dict[bytes, int]) -> Template | None:
-    """``template`` with its holes renumbered and each of ``words`` (whole tokens) made a hole; None
-    when a hole has no number."""
-    parts: list[bytes | int] = []
-    splitter = (
-        re.compile(rb"(?<!\w)(" + b"|".join(re.escape(w) for w in words) + rb")(?!\w)") if words else None
-    )
-    for part in template:
-        if isinstance(part, int):
-            if part not in holes:
-                return None
-            parts.append(holes[part])
-            continue
-        pieces = splitter.split(part) if splitter is not None else [part]
-        for index, piece in enumerate(pieces):
-            if index % 2:
-                parts.append(words[piece])
-            elif piece:
-                parts.append(piece)
-    return tuple(parts)
-
-
 def _aligned(
     old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, start: int, old_end: int, delta: int
 ) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
@@ -249,15 +170,19 @@ def _rule_of(
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
+    wraps = _wraps(old, new)
     return EditRule(
         pattern,
         template,
         callee=callee_around(old),
         annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
         role=role_of(old),
-        reshapes=old.type != new.type and not _wraps(old, new),
+        reshapes=old.type != new.type and not wraps,
         breaks=breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers)),
-        beside=_wraps(old, new) and new.type.endswith(("block", "module")),
+        beside=wraps and new.type.endswith(("block", "module")),
+        wrapped_in=(old.parent.type,) if wraps and old.parent is not None and _is_expression(old) else (),
+        changes_value=replaces_a_value(old, new),
+        quotes=quotes_around_holes(new, numbers),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )
@@ -280,12 +205,19 @@ def _wraps(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
     return old.type != new.type and (old.text or b"") in (new.text or b"")
 
 
+def _is_expression(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is a value used in its parent, not a statement or a definition (a class
+    decorated, a statement put in a ``with``: its parent is a block, whatever it does)."""
+    return not node.type.endswith(("_definition", "_statement", "_declaration", "_item"))
+
+
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
     """Whether a name the edit wrote is found nowhere else in the file but as the start of a longer
     one: the user is still typing it."""
     old_words = set(fixed_words(rule.before))
     written = {part for part in rule.after if isinstance(part, bytes)}
-    for word in {w for part in written for w in re.findall(rb"[A-Za-z_]\w*", part)} - old_words:
+    names = {w for part in written for w in re.findall(rb"[A-Za-z_]\w*(?![\w\"'])", part)}  # no f"…" prefix
+    for word in names - old_words:
         if any(old.startswith(word) for old in old_words):
             continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed
         whole = longer = False

@@ -25,6 +25,9 @@ _WRITES = frozenset(
         "for_in_statement",
     }
 )
+LITERALS = frozenset({"string", "integer", "float", "number", "string_literal", "integer_literal"})
+"""Node types of a literal value (Python's, JavaScript's, Rust's)."""
+INTERPOLATIONS = frozenset({"interpolation", "template_substitution"})
 # Fields whose leaf is a name the rule keeps fixed (the callee, a member, a keyword), not a hole.
 _NAME_FIELDS = frozenset({"function", "attribute", "property", "field", "name", "type"})
 
@@ -82,6 +85,18 @@ def is_named_value(node: tree_sitter.Node) -> bool:
     index=True)`` is no ``Column(String, unique=True, index=True)``)."""
     name = node.child_by_field_name("name")
     return name is not None and name.child_count == 0 and node.child_by_field_name("value") is not None
+
+
+def replaces_a_value(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
+    """Whether ``old`` is a literal given as a value (a keyword argument's, a dictionary entry's or a
+    parameter's default, or what an assignment writes: ``"text/plain"`` in ``type="text/plain"``) and
+    ``new`` another literal of its kind, with nothing interpolated. A key or an index
+    (``d["colour"]``) names what it reads instead."""
+    field = field_of(old)
+    parent_type = old.parent.type if old.parent is not None else ""
+    given = field == "value" or (field == "right" and parent_type in _WRITES)
+    literal = old.type in LITERALS and new.type == old.type
+    return given and literal and not any(child.type in INTERPOLATIONS for child in new.children)
 
 
 def role_of(node: tree_sitter.Node) -> str | None:

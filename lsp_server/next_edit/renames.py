@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from indexer.positions import utf16_column, utf16_length
+from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.syntax import MAX_PARSE_CHARS, encode, parse
 from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.index_references import references_elsewhere
@@ -83,14 +84,17 @@ def propose_renames(
     after: str,
     store: IndexStore | None = None,
     open_texts: Mapping[str, str] | None = None,
+    trees: DocumentTrees | None = None,
 ) -> list[ProposedEdit]:
     """The same rename at the symbol's other occurrences: in ``path`` from the edited one onwards
     (then wrapping to the file's start), then, for a module-level name, the references the index
-    knows in files that import it. Empty when the edit was no rename."""
+    knows in files that import it. Empty when the edit was no rename. ``trees``: the documents'
+    trees, shared with the other predictions of the same edit (each text is then parsed once, the
+    edited one incrementally from the other)."""
     if max(len(before), len(after)) > MAX_PARSE_CHARS:  # too long to parse on a keystroke, as for completions
         return []
     old_bytes, new_bytes = encode(before), encode(after)
-    old_tree, new_tree = parse(spec, old_bytes), parse(spec, new_bytes)
+    old_tree, new_tree = _tree(spec, path, old_bytes, trees), _tree(spec, path, new_bytes, trees)
     rename = detect_rename(old_tree, new_tree, old_bytes, new_bytes)
     if rename is None:
         return []
@@ -127,13 +131,15 @@ def call_sites_after_signature_change(
     after: str,
     store: IndexStore | None = None,
     open_texts: Mapping[str, str] | None = None,
+    trees: DocumentTrees | None = None,
 ) -> list[JumpTarget]:
     """When the edit changed only a function's parameter list: the calls of that function, in
-    ``path`` (in order) then in other files through the index. Empty for any other edit."""
+    ``path`` (in order) then in other files through the index. Empty for any other edit. ``trees``
+    as for ``propose_renames``."""
     if max(len(before), len(after)) > MAX_PARSE_CHARS:  # too long to parse on a keystroke, as for completions
         return []
     old_bytes, new_bytes = encode(before), encode(after)
-    new_tree = parse(spec, new_bytes)
+    new_tree = _tree(spec, path, new_bytes, trees)
     start, _, new_end = changed_span(old_bytes, new_bytes)
     function = _function_with_parameters_around(new_tree, start, new_end)
     name_node = function.child_by_field_name("name") if function is not None else None
@@ -147,6 +153,10 @@ def call_sites_after_signature_change(
         for found in references_elsewhere(store, path, name.decode(), frozenset({"call"}), open_texts):
             targets.append(JumpTarget(found.path, (found.line, found.start_column)))
     return targets
+
+
+def _tree(spec: LanguageSpec, path: str, source: bytes, trees: DocumentTrees | None) -> tree_sitter.Tree:
+    return parse(spec, source) if trees is None else trees.tree(path, spec, source)
 
 
 def _function_with_parameters_around(tree: tree_sitter.Tree, start: int, end: int) -> tree_sitter.Node | None:

@@ -19,8 +19,9 @@ from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.syntax import MAX_PARSE_CHARS, encode, error_count, parse, replaced
 from lsp_server.next_edit.edit_pattern import Branch, Leaf
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.edit_rules import agree, learn
+from lsp_server.next_edit.edit_rules import learn
 from lsp_server.next_edit.index_references import references_elsewhere
+from lsp_server.next_edit.rule_agreement import agree
 from lsp_server.next_edit.rule_sites import Site, find_sites
 
 if TYPE_CHECKING:
@@ -41,8 +42,8 @@ PathEdit = tuple[str, int, int, str, str]  # (path, start, end, old, new), chara
 class RepeatedEdits:
     """The rules learned from the user's edits in one workspace. Called from one thread at a time."""
 
-    def __init__(self) -> None:
-        self._trees = DocumentTrees()
+    def __init__(self, trees: DocumentTrees | None = None) -> None:
+        self._trees = DocumentTrees() if trees is None else trees
         self._previous: EditRule | None = None  # the rule of the user's edit before the latest
         self._latest: EditRule | None = None
         self._latest_before: str | None = None  # the latest edit's text before it (one per burst)

@@ -8,10 +8,12 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, Template, fixed_words, holes_of
-from lsp_server.next_edit.node_roles import is_name, is_named_value
+from lsp_server.next_edit.node_roles import INTERPOLATIONS, is_name, is_named_value
 
 if TYPE_CHECKING:
     import tree_sitter
+
+_STRINGS = frozenset({"string", "template_string", "interpreted_string_literal", "string_literal"})
 
 
 def pattern_of(
@@ -97,6 +99,28 @@ def template_of(
     if at < span[1]:
         parts.append(text[at - base : span[1] - base])
     return tuple(parts)
+
+
+def quotes_around_holes(node: tree_sitter.Node, numbers: dict[bytes, int]) -> tuple[tuple[int, bytes], ...]:
+    """Per hole whose text ``node`` (the new text) holds in a string's interpolation (``f"{□}"``, a
+    template string's ``${□}``), the quote characters of that string: a site's text for that hole
+    must not hold them."""
+    quotes: dict[int, set[int]] = {}
+    stack = [node]
+    while stack:
+        at = stack.pop()
+        number = numbers.get(at.text or b"") if at.is_named and not is_name(at) else None
+        if number is not None:
+            outer, interpolated = at.parent, False
+            while outer is not None and outer != node.parent:
+                interpolated = interpolated or outer.type in INTERPOLATIONS
+                if interpolated and outer.type in _STRINGS:
+                    opening = outer.children[0].text if outer.children else outer.text
+                    quotes.setdefault(number, set()).update(b for b in (opening or b"") if b in b"\"'`")
+                outer = outer.parent
+            continue
+        stack.extend(at.children)
+    return tuple((number, bytes(sorted(found))) for number, found in sorted(quotes.items()))
 
 
 def breaks_outside_holes(text: bytes, pattern: Pattern, holes: dict[int, bytes]) -> int:

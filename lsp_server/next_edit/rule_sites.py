@@ -6,16 +6,9 @@ examples' or one that has the parameter the rule writes.
 
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
-``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule learned
-from one edit whose fixed names and literals are all common tokens (``self``, ``0``, ``None``) or
-shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
-matches too widely to be a guess worth showing: no sites (two examples may, when the replacement
-writes a word of its own); nor has a rule whose whole change sets one keyword argument to a constant
-(a flag: a choice made per call), nor one of one example that writes several times more text
-of its own than it fixes (new code for one place), nor one that writes a statement beside one it keeps
-whole, even after two examples. An edit that turns one kind of node into another is recognised by the
-keyword it starts with (``print x``), never by an operator alone (``a in b``). No site where a name
-the replacement reads is not bound (``name_bindings.py``).
+``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule too wide
+to be a guess worth showing (``rule_confidence.py``) has no sites. No site where a name the
+replacement reads is not bound (``name_bindings.py``).
 """
 
 from __future__ import annotations
@@ -27,22 +20,18 @@ from typing import TYPE_CHECKING
 from lsp_server.next_edit.comment_edits import fits_shape, line_shape
 from lsp_server.next_edit.derived_rules import deletion_shape, deletion_span
 from lsp_server.next_edit.edit_pattern import (
-    Branch,
     Hole,
-    Leaf,
-    Pattern,
     fixed_words,
-    is_word,
     line_indent,
     match,
     reindented,
     render,
-    telling_words,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.name_bindings import ScopeCache, readable_at
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
+from lsp_server.next_edit.rule_confidence import too_wide, writes_new_code
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
 from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
@@ -56,16 +45,6 @@ MAX_CLIMB = 8
 """Ancestors of an occurrence tried as the rule's node (a pattern deeper than that is not matched)."""
 MAX_SITES = 50
 """Sites returned per file, the nearest to the example."""
-COMMON_WORDS = frozenset(
-    b"self cls this 0 1 2 None True False null nil true false undefined i j k x n err ok".split()
-)
-"""Tokens too common to recognise a change by, alone."""
-OPERATOR_WORDS = frozenset(b"is not in and or".split())
-"""Operators spelled as words: what they write is punctuation, not a word of the rule's own."""
-NEW_CODE_BYTES = 40
-NEW_CODE_RATIO = 4
-"""A rule of one example writing at least ``NEW_CODE_BYTES`` (spaces left out), over ``NEW_CODE_RATIO``
-times what its pattern fixes, writes new code for one place."""
 
 
 @dataclass(frozen=True)
@@ -78,77 +57,6 @@ class Site:
     new: bytes
 
 
-def too_wide(rule: EditRule) -> bool:
-    """Whether a rule has nothing telling to recognise a site by: no name or literal of three
-    characters or more other than a common one, unless the edit turned one kind of node into
-    another (``print x`` -> ``print(x)``: the statement's keyword tells its sites). Two examples
-    make such a rule worth showing only when its replacement writes a word of its own (``def □():``
-    -> ``def □() -> None:``); one that only moves or brackets its holes (``assert □ == □`` swapped,
-    ``□ and □`` -> ``(□ and □)``) is a matter of taste applied at some of the places of a very
-    common shape, which the code does not tell apart: quiet. A deletion is exempt."""
-    if _sets_a_flag(rule):
-        return True
-    words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
-    telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
-    if telling or (rule.reshapes and _leads_with_keyword(rule)):
-        return False
-    if rule.examples == 1 or rule.beside:
-        return True  # a statement written beside one kept whole: its place is not told by the kept one
-    return rule.deletes is None and not _writes_a_word(rule)
-
-
-def _writes_new_code(rule: EditRule) -> bool:
-    """Whether a rule of one example writes several times more text of its own than its pattern
-    fixes (``warn = warning`` made a whole method): new code written for that place, which a second
-    place of the old text's shape does not call for; quiet until a second example agrees."""
-    if rule.examples > 1 or rule.deletes is not None:
-        return False
-    written = sum(len(b"".join(part.split())) for part in rule.after if isinstance(part, bytes))
-    return written >= NEW_CODE_BYTES and written > NEW_CODE_RATIO * _fixed_bytes(rule.before)
-
-
-def _fixed_bytes(pattern: Pattern) -> int:
-    if isinstance(pattern, Leaf):
-        return len(pattern.text)
-    if isinstance(pattern, Hole):
-        return 0
-    return sum(_fixed_bytes(child) for child in pattern.children)
-
-
-def _sets_a_flag(rule: EditRule) -> bool:
-    """Whether all the rule writes is one keyword argument set to a constant (``spy(o, "m")`` ->
-    ``spy(o, "m", iterators=True)``, ``@hookimpl`` -> ``@hookimpl(wrapper=True)``): a choice made per
-    call, which the calls' shapes do not tell (read in the held-out histories, such a rule was wrong
-    at most of the calls it matched, even after two examples): quiet."""
-    if rule.defines:
-        return False  # a parameter's default, not a call's argument
-    fixed = set(fixed_words(rule.before))
-    written = b" ".join(part for part in rule.after if isinstance(part, bytes))
-    new = {word for word in re.findall(rb"\w+", written) if word not in fixed}
-    flag = re.search(rb"(?:^|[(,])\s*([A-Za-z_]\w*)\s*=\s*(True|False|None)\b", written)
-    return flag is not None and flag.group(1) in new and new <= {flag.group(1), flag.group(2)}
-
-
-def _writes_a_word(rule: EditRule) -> bool:
-    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks;
-    an operator spelled as a word (``is``, ``not``, ``and``) is punctuation: ``□ == □`` -> ``□ is □``
-    only swaps an operator."""
-    fixed = set(fixed_words(rule.before))
-    written = (part for part in rule.after if isinstance(part, bytes))
-    return any(
-        word not in fixed and word not in OPERATOR_WORDS
-        for part in written
-        for word in re.findall(rb"\w+", part)
-    )
-
-
-def _leads_with_keyword(rule: EditRule) -> bool:
-    """Whether the rule's node starts with a fixed keyword (``print`` in ``print x``), which tells a
-    statement's kind; an operator between holes (``□ in □``) matches every such expression."""
-    first = rule.before.children[0] if isinstance(rule.before, Branch) and rule.before.children else None
-    return isinstance(first, Leaf) and is_word(first.text)
-
-
 def find_sites(
     rule: EditRule,
     tree: tree_sitter.Tree,
@@ -158,7 +66,7 @@ def find_sites(
 ) -> list[Site]:
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
-    if too_wide(rule) or _writes_new_code(rule):
+    if too_wide(rule) or writes_new_code(rule):
         return []
     anchors = rule.anchors()
     if not anchors:
@@ -222,6 +130,8 @@ def _site_at(
                     return None
                 if not readable_at(rule, node, tree, source, scopes):
                     return None  # the result would read a name nothing binds here
+                if any(quote in bound.get(number, b"") for number, quotes in rule.quotes for quote in quotes):
+                    return None  # the hole's text would end the replacement's string
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
                     return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)
@@ -273,6 +183,8 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         if call is None or callee_name(call) != rule.callee:
             return False
     if rule.annotates is not None and annotated_name(node) != rule.annotates:
+        return False
+    if rule.wrapped_in and (node.parent is None or node.parent.type not in rule.wrapped_in):
         return False
     return role_of(node) == rule.role and _defined_alike(rule, node)
 

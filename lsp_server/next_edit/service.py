@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from indexer.retrieval.base import RetrievalQuery, Snippet
 from inference.api.codedraft.v1 import inference_pb2 as pb
+from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.syntax import language_spec
 from lsp_server.config import NextEditSettings
 from lsp_server.next_edit.checks import quiet_reason
@@ -95,7 +96,8 @@ class NextEditService:
         self._derived: FileEdit | None = None  # the user edit the index was last asked about
         self._renamed: FileEdit | None = None  # the user edit whose rename was offered
         self._repeated: FileEdit | None = None  # the user edit whose rule's repeats were offered
-        self.rules = RepeatedEdits()
+        self._trees = DocumentTrees()  # shared by renames, rules and call sites: one parse per text
+        self.rules = RepeatedEdits(self._trees)
         self._call_sites: list[JumpTarget] = []  # calls of a function whose parameters just changed
         self._kept_snippets: dict[str, list[Snippet]] = {}  # path -> its snippets while it is open
 
@@ -187,7 +189,7 @@ class NextEditService:
         if spec is None:
             return []
         return call_sites_after_signature_change(
-            spec, edit.path, edit.before, edit.after, self.store(), self.documents.open_texts()
+            spec, edit.path, edit.before, edit.after, self.store(), self.documents.open_texts(), self._trees
         )
 
     def _repeats(self, edit: FileEdit) -> list[tuple[str, int, int, str, str]]:
@@ -201,7 +203,7 @@ class NextEditService:
         if spec is None:
             return []
         proposals = propose_renames(
-            spec, edit.path, edit.before, edit.after, self.store(), self.documents.open_texts()
+            spec, edit.path, edit.before, edit.after, self.store(), self.documents.open_texts(), self._trees
         )
         found = []
         for proposal in proposals:

@@ -7,7 +7,8 @@ import pytest
 
 from lsp_server.completion.syntax import encode, language_spec, parse
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.edit_rules import agree, learn
+from lsp_server.next_edit.edit_rules import learn
+from lsp_server.next_edit.rule_agreement import agree
 from lsp_server.next_edit.rule_sites import find_sites
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_server.next_edit.edit_rules import agree
+from lsp_server.next_edit.rule_agreement import agree
 from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites
 
 

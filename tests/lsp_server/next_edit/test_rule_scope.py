@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from lsp_server.completion.syntax import encode, language_spec, parse
-from lsp_server.next_edit.edit_rules import agree
 from lsp_server.next_edit.name_bindings import bound_at, reads_of
+from lsp_server.next_edit.rule_agreement import agree
 from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites
 
 

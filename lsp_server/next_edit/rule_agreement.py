@@ -1,0 +1,100 @@
+"""Two examples of one change made one rule: what they agree on, their differences made holes
+(``edit_rules.py`` learns each example's rule)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from lsp_server.next_edit.comment_edits import common_shape
+from lsp_server.next_edit.edit_pattern import (
+    Hole,
+    Leaf,
+    Pattern,
+    Template,
+    fixed_words,
+    generalize,
+    reindented,
+)
+from lsp_server.next_edit.edit_rule import EditRule
+
+
+def agree(first: EditRule, second: EditRule) -> EditRule | None:
+    """The rule two examples agree on (their patterns anti-unified, their replacements the same once
+    what differs between the examples is a hole in both), counting both examples; None when their
+    replacements differ beyond that. A name the two examples differ in (``def test_a():`` and ``def
+    test_b():`` both given ``-> None``) becomes a hole, in the replacement too. The examples' lines
+    may be indented differently (a function and a method): the replacements are compared as if
+    written at the first one's indentation, which the rule keeps."""
+    if (first.callee, first.calls, first.role, first.run) != (
+        second.callee,
+        second.calls,
+        second.role,
+        second.run,
+    ):
+        return None
+    pairs: dict[tuple[Pattern, Pattern], int] = {}
+    pattern = generalize(first.before, second.before, pairs)
+    holes: tuple[dict[int, int], dict[int, int]] = ({}, {})
+    words: tuple[dict[bytes, int], dict[bytes, int]] = ({}, {})
+    for (a, b), number in pairs.items():
+        for side, part in enumerate((a, b)):
+            if isinstance(part, Hole) and holes[side].setdefault(part.number, number) != number:
+                return None
+            if isinstance(part, Leaf) and _is_name_text(part.text):
+                words[side][part.text] = number
+    one = _renumbered(first.after, holes[0], words[0])
+    two = _renumbered(reindented(second.after, second.indent, first.indent), holes[1], words[1])
+    if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
+        return None
+    trails = common_shape(first.trails, second.trails)
+    breaks = first.breaks if first.breaks == second.breaks else None
+    annotates = first.annotates if first.annotates == second.annotates else None
+    defines = first.defines + second.defines
+    examples = first.examples + second.examples
+    result = None
+    if first.result is not None and second.result is not None:
+        result = generalize(first.result, second.result, {})
+    return replace(
+        first,
+        before=pattern,
+        after=one,
+        trails=trails,
+        breaks=breaks,
+        annotates=annotates,
+        defines=defines,
+        reads=tuple(sorted(set(first.reads) & set(second.reads))),
+        wrapped_in=tuple(sorted(set(first.wrapped_in) | set(second.wrapped_in)))
+        if first.wrapped_in and second.wrapped_in
+        else (),
+        quotes=tuple((holes[0][number], quotes) for number, quotes in first.quotes if number in holes[0]),
+        home=first.home if first.home == second.home else None,
+        examples=examples,
+        result=result,
+    )
+
+
+def _is_name_text(text: bytes) -> bool:
+    return re.fullmatch(rb"[A-Za-z_]\w*", text) is not None
+
+
+def _renumbered(template: Template, holes: dict[int, int], words: dict[bytes, int]) -> Template | None:
+    """``template`` with its holes renumbered and each of ``words`` (whole tokens) made a hole; None
+    when a hole has no number."""
+    parts: list[bytes | int] = []
+    splitter = (
+        re.compile(rb"(?<!\w)(" + b"|".join(re.escape(w) for w in words) + rb")(?!\w)") if words else None
+    )
+    for part in template:
+        if isinstance(part, int):
+            if part not in holes:
+                return None
+            parts.append(holes[part])
+            continue
+        pieces = splitter.split(part) if splitter is not None else [part]
+        for index, piece in enumerate(pieces):
+            if index % 2:
+                parts.append(words[piece])
+            elif piece:
+                parts.append(piece)
+    return tuple(parts)

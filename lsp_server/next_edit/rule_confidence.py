@@ -1,0 +1,109 @@
+"""Whether a learned rule is worth showing at all, before any site is looked for: a rule learned
+from one edit whose fixed names and literals are all common tokens (``self``, ``0``, ``None``) or
+shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
+matches too widely to be a guess worth showing (two examples may, when the replacement writes a word
+of its own); nor is a rule whose whole change sets one keyword argument to a constant (a flag: a
+choice made per call), nor one of one example that writes several times more text of its own than
+it fixes (new code for one place), nor one that writes a statement beside one it keeps whole, even
+after two examples. An edit that turns one kind of node into another is recognised by the keyword it
+starts with (``print x``), never by an operator alone (``a in b``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, fixed_words, is_word, telling_words
+from lsp_server.next_edit.edit_rule import EditRule
+
+COMMON_WORDS = frozenset(
+    b"self cls this 0 1 2 None True False null nil true false undefined i j k x n err ok".split()
+)
+"""Tokens too common to recognise a change by, alone."""
+OPERATOR_WORDS = frozenset(b"is not in and or".split())
+"""Operators spelled as words: what they write is punctuation, not a word of the rule's own."""
+NEW_CODE_BYTES = 40
+NEW_CODE_RATIO = 4
+"""A rule of one example writing at least ``NEW_CODE_BYTES`` (spaces left out), over ``NEW_CODE_RATIO``
+times what its pattern fixes, writes new code for one place."""
+
+
+def too_wide(rule: EditRule) -> bool:
+    """Whether a rule has nothing telling to recognise a site by: no name or literal of three
+    characters or more other than a common one, unless the edit turned one kind of node into
+    another (``print x`` -> ``print(x)``: the statement's keyword tells its sites). Two examples
+    make such a rule worth showing only when its replacement writes a word of its own (``def □():``
+    -> ``def □() -> None:``); one that only moves or brackets its holes (``assert □ == □`` swapped,
+    ``□ and □`` -> ``(□ and □)``) is a matter of taste applied at some of the places of a very
+    common shape, which the code does not tell apart: quiet. A deletion is exempt."""
+    if _sets_a_flag(rule) or _changes_a_value(rule):
+        return True
+    words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
+    telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
+    if telling or (rule.reshapes and _leads_with_keyword(rule)):
+        return False
+    if rule.examples == 1 or rule.beside:
+        return True  # a statement written beside one kept whole: its place is not told by the kept one
+    return rule.deletes is None and not _writes_a_word(rule)
+
+
+def _changes_a_value(rule: EditRule) -> bool:
+    """Whether a rule of one example replaces one literal given as a value by another literal and
+    nothing else (``content_type="text/plain"`` -> ``content_type="image/tiff"``): a value chosen for
+    that place, data rather than code, which the same value elsewhere (another record's, another
+    test's) does not share: quiet until a second example agrees. A literal replaced by a name or an
+    expression is code; a key or an index renamed (``d["colour"]`` -> ``d["color"]``) names what is
+    read, and repeats (``node_roles.replaces_a_value``)."""
+    return rule.examples == 1 and rule.changes_value
+
+
+def writes_new_code(rule: EditRule) -> bool:
+    """Whether a rule of one example writes several times more text of its own than its pattern
+    fixes (``warn = warning`` made a whole method): new code written for that place, which a second
+    place of the old text's shape does not call for; quiet until a second example agrees."""
+    if rule.examples > 1 or rule.deletes is not None:
+        return False
+    written = sum(len(b"".join(part.split())) for part in rule.after if isinstance(part, bytes))
+    return written >= NEW_CODE_BYTES and written > NEW_CODE_RATIO * _fixed_bytes(rule.before)
+
+
+def _fixed_bytes(pattern: Pattern) -> int:
+    if isinstance(pattern, Leaf):
+        return len(pattern.text)
+    if isinstance(pattern, Hole):
+        return 0
+    return sum(_fixed_bytes(child) for child in pattern.children)
+
+
+def _sets_a_flag(rule: EditRule) -> bool:
+    """Whether all the rule writes is one keyword argument set to a constant (``spy(o, "m")`` ->
+    ``spy(o, "m", iterators=True)``, ``@hookimpl`` -> ``@hookimpl(wrapper=True)``): a choice made per
+    call, which the calls' shapes do not tell (read in the held-out histories, such a rule was wrong
+    at most of the calls it matched, even after two examples): quiet."""
+    if rule.defines:
+        return False  # a parameter's default, not a call's argument
+    fixed = set(fixed_words(rule.before))
+    written = b" ".join(part for part in rule.after if isinstance(part, bytes))
+    new = {word for word in re.findall(rb"\w+", written) if word not in fixed}
+    flag = re.search(rb"(?:^|[(,])\s*([A-Za-z_]\w*)\s*=\s*(True|False|None)\b", written)
+    return flag is not None and flag.group(1) in new and new <= {flag.group(1), flag.group(2)}
+
+
+def _writes_a_word(rule: EditRule) -> bool:
+    """Whether the rule's replacement writes a word (a name, a keyword, a literal) its pattern lacks;
+    an operator spelled as a word (``is``, ``not``, ``and``) is punctuation: ``□ == □`` -> ``□ is □``
+    only swaps an operator."""
+    fixed = set(fixed_words(rule.before))
+    written = (part for part in rule.after if isinstance(part, bytes))
+    return any(
+        word not in fixed and word not in OPERATOR_WORDS
+        for part in written
+        for word in re.findall(rb"\w+", part)
+    )
+
+
+def _leads_with_keyword(rule: EditRule) -> bool:
+    """Whether the rule's node starts with a fixed keyword (``print`` in ``print x``), which tells a
+    statement's kind; an operator between holes (``□ in □``) matches every such expression."""
+    first = rule.before.children[0] if isinstance(rule.before, Branch) and rule.before.children else None
+    return isinstance(first, Leaf) and is_word(first.text)
