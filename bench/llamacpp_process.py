@@ -36,7 +36,11 @@ class LlamaCppProcess:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        self._call("load", gguf, n_ctx, threads)
+        try:
+            self._call("load", gguf, n_ctx, threads)
+        except LlamaCppUnavailable:
+            self.close()  # a file llama.cpp refuses: the child ends with the error
+            raise
 
     def tokenize(self, text: str) -> list[int]:
         """llama.cpp's token ids for `text` (no BOS added)."""

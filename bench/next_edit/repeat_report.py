@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bench.next_edit.cases import Case, load_cases
-from bench.next_edit.mine_repeats import HELD_OUT, REPOSITORIES, cases_file
+from bench.next_edit.mine_repeats import TUNED_ON, cases_file
 from bench.next_edit.repeat_replay import Replayed, replay_all
 from bench.next_edit.scoring import percentile
 
@@ -100,7 +100,7 @@ def print_repeat_figures(results: Sequence[Replayed]) -> None:
 def run(names: Sequence[str], limit: int | None, max_chain: int) -> list[Replayed]:
     """Replays the committed cases of the repositories ``names`` (when empty, all but the held-out
     ones) and prints the figures; returns the results."""
-    names = list(names) or [name for name in REPOSITORIES if name not in HELD_OUT]
+    names = list(names) or list(TUNED_ON)
     cases: list[Case] = []
     for name in names:
         found = load_cases(cases_file(name))

@@ -19,6 +19,13 @@ def _learned(language: str, before: str, after: str) -> Learned | None:
     return learn(parse(spec, old), parse(spec, new), old, new)
 
 
+def _two_examples(language: str, before: str, once: str, twice: str) -> tuple[Learned, Learned]:
+    """The rules of the user's first edit (``before`` -> ``once``) and second (``once`` -> ``twice``)."""
+    first, second = _learned(language, before, once), _learned(language, once, twice)
+    assert first is not None and second is not None
+    return first, second
+
+
 def _sites(language: str, before: str, after: str) -> list[tuple[str, str]]:
     """(old, new) at each place the edit's rule applies in ``after``, nearest first."""
     learned = _learned(language, before, after)
@@ -205,8 +212,7 @@ def test_a_name_two_examples_differ_in_becomes_a_hole_in_the_replacement_too() -
     )
     once = source.replace("test_a():", "test_a() -> None:")
     twice = once.replace("test_b():", "test_b() -> None:")
-    first, second = _learned("python", source, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", source, once, twice)
     assert _apply("python", first.rule, once, (first.start, first.end)) == []  # one example: its own name
     both = agree(first.rule, second.rule)
     assert both is not None
@@ -229,8 +235,7 @@ def test_two_examples_indented_differently_agree_on_one_rule() -> None:
     )
     once = source.replace("test_a():", "test_a() -> None:")
     twice = once.replace("test_b(self):", "test_b(self) -> None:")
-    first, second = _learned("python", source, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", source, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None and both.examples == 2
     assert _apply("python", both, twice, (second.start, second.end)) == [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_server.next_edit.rule_agreement import agree
-from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites
+from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites, _two_examples
 
 
 def test_a_deleted_trailing_comment_is_deleted_where_it_trails_code_of_the_same_shape() -> None:
@@ -25,8 +25,7 @@ def test_two_deleted_trailing_comments_after_different_code_delete_it_after_any_
     before = "x = f('a')  # type: ignore\ny = g()  # type: ignore\nz = [h()]  # type: ignore\n"
     once = before.replace("x = f('a')  # type: ignore", "x = f('a')", 1)
     twice = once.replace("y = g()  # type: ignore", "y = g()", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     assert _apply("python", first.rule, once, (first.start, first.end)) == []  # no line of x = f(…)'s shape
     both = agree(first.rule, second.rule)
     assert both is not None and both.trails is None
@@ -95,8 +94,7 @@ def test_two_examples_annotating_different_names_change_the_type_wherever_it_ann
     before = "def a(x: Optional[int], y: Optional[str], z: Optional[bytes]) -> Optional[int]:\n    pass\n"
     once = before.replace("x: Optional[int]", "x: int", 1)
     twice = once.replace("y: Optional[str]", "y: str", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     assert _apply("python", first.rule, once, (first.start, first.end)) == []  # no other x
     both = agree(first.rule, second.rule)
     assert both is not None and both.annotates is None
@@ -158,8 +156,7 @@ def test_a_parameter_added_to_methods_is_not_added_to_functions_defined_elsewher
     once = before.replace("he_myhook1(arg1)", "he_myhook1(self, arg1)", 1)
     assert _sites("python", before, once) == []  # test_impl's he_myhook1 is another function
     twice = once.replace("he_myhook2(arg1)", "he_myhook2(self, arg1)", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == [
@@ -183,8 +180,7 @@ def test_a_parameter_is_not_added_to_a_function_that_has_it() -> None:
     before = "class A:\n" + "".join(f"    def {f}:\n        pass\n\n" for f in ("f(arg)", "g(self)", "h(x)"))
     once = before.replace("f(arg)", "f(self, arg)", 1)
     twice = once.replace("h(x)", "h(self, x)", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == []  # not def g(self, self)
@@ -231,8 +227,7 @@ def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> No
     ],
 )
 def test_two_examples_that_only_move_or_bracket_holes_stay_quiet(before: str, once: str, twice: str) -> None:
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == []
@@ -242,8 +237,7 @@ def test_two_examples_that_write_a_word_of_their_own_still_repeat() -> None:
     before = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n"
     once = before.replace("def test_a():", "def test_a() -> None:", 1)
     twice = once.replace("def test_b():", "def test_b() -> None:", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == [
@@ -270,8 +264,7 @@ def test_two_examples_whose_kept_part_is_a_hole_at_different_depths_agree() -> N
     )
     once = before.replace("limits: Optional[Dict[str, int]]", "limits: Dict[str, int] | None", 1)
     twice = once.replace("name: Optional[Text]", "name: Text | None", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == [("Optional[int]", "int | None")]

@@ -10,7 +10,7 @@ import pytest
 from lsp_server.completion.syntax import encode, language_spec, parse
 from lsp_server.next_edit.name_bindings import bound_at, reads_of
 from lsp_server.next_edit.rule_agreement import agree
-from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites
+from tests.lsp_server.next_edit.test_edit_rules import _apply, _sites, _two_examples
 
 
 def test_a_statement_written_before_two_kept_returns_is_no_rule_of_every_return() -> None:
@@ -23,8 +23,7 @@ def test_a_statement_written_before_two_kept_returns_is_no_rule_of_every_return(
     check = "        self._ensure_open()\n"
     once = before.replace("        return self._buffer", check + "        return self._buffer", 1)
     twice = once.replace("        return self._name", check + "        return self._name", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None and both.examples == 2 and both.beside
     assert _apply("python", both, twice, (second.start, second.end)) == []
@@ -37,8 +36,7 @@ def test_a_decorator_written_on_two_kept_definitions_still_repeats() -> None:
     )
     once = before.replace("    def f(", "    @abstract\n    def f(", 1)
     twice = once.replace("    def g(", "    @abstract\n    def g(", 1)
-    first, second = _learned("python", before, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", before, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None and not both.beside
     assert _apply("python", both, twice, (second.start, second.end)) == [

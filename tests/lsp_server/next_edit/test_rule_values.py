@@ -7,7 +7,7 @@ decorated again wherever its kind stands."""
 from __future__ import annotations
 
 from lsp_server.next_edit.rule_agreement import agree
-from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites
+from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites, _two_examples
 
 WRAPPED = (
     "def first(box):\n    return box.limit\n\n\n"
@@ -24,8 +24,7 @@ def test_a_value_wrapped_where_it_is_returned_is_wrapped_where_another_is_return
 def test_two_examples_wrapped_in_two_kinds_of_use_wrap_in_both_and_no_other() -> None:
     once = WRAPPED.replace("return box.limit", "return clamp(box.limit)", 1)
     twice = once.replace("size = box.limit", "size = clamp(box.limit)", 1)
-    first, second = _learned("python", WRAPPED, once), _learned("python", once, twice)
-    assert first is not None and second is not None
+    first, second = _two_examples("python", WRAPPED, once, twice)
     both = agree(first.rule, second.rule)
     assert both is not None and both.wrapped_in == ("assignment", "return_statement")
     # second's return only: not its comparison, nor third's argument of log()
