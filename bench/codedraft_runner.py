@@ -42,6 +42,12 @@ class CodedraftRunner:
         self.uncached = LLMEngine.from_loaded(loaded, config, None)
         self.count = 0
 
+    def new_turn(self) -> None:
+        """The engine's turn after another engine's: its load is over, so the thread count starts again
+        from the cap (as a daemon alone on the machine would run), not from the other's samples."""
+        if self.threads is not None:
+            self.threads.restart()
+
     def generate(
         self, prompt_ids: list[int], max_tokens: int, mode: SpecMode = SpecMode.OFF, cold: bool = False
     ) -> Timed:

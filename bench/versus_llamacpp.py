@@ -66,6 +66,22 @@ class Pair:
         )
 
 
+TURN_GAP_S = 0.2
+"""The engines take turns, each call this long after the other's last: idle workers spin for a while
+after a call (llama.cpp's thread pool; codedraft's OpenMP team, ``inference/openmp.py``), and a turn
+that began while the other's still spun would share its cores. codedraft's thread count then starts
+from the cap (`CodedraftRunner.new_turn`): without that it followed the other engine's load and ran
+one thread (docs/benchmarks.md, "Turns")."""
+
+
+def _turn(runner: CodedraftRunner | LlamaCppProcess) -> CodedraftRunner | LlamaCppProcess:
+    """`runner`, once the other engine's turn has settled."""
+    time.sleep(TURN_GAP_S)
+    if isinstance(runner, CodedraftRunner):
+        runner.new_turn()
+    return runner
+
+
 def agreement(a: list[int], b: list[int]) -> tuple[int, int]:
     """Tokens equal up to the first difference, and the length compared."""
     same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
@@ -89,7 +105,8 @@ def bench_typing(
     for i, prompt in enumerate(ids[1:]):
         results = {}
         for name in names if i % 2 else names[::-1]:
-            results[name] = (ours[name] if name in ours else theirs).generate(prompt, args.completion_tokens)
+            turn = _turn(ours[name] if name in ours else theirs)
+            results[name] = turn.generate(prompt, args.completion_tokens)
             first[name].append(1000 * results[name].first_token_s)
             first_cpu[name].append(1000 * results[name].first_token_cpu_s)
             computed[name].append(results[name].evaluated)
@@ -142,10 +159,10 @@ def bench_decode_and_cold(
     for i in range(args.repeats):
         for name in names if i % 2 else names[::-1]:
             runner = ours[name] if name in ours else theirs
-            timed = runner.generate(decode_ids, args.decode_tokens)
+            timed = _turn(runner).generate(decode_ids, args.decode_tokens)
             decode[name] += timed.decode_tokens_per_s
             decode_cpu[name] += timed.decode_tokens_per_cpu_s
-            cold[name] += len(cold_ids) / runner.generate(cold_ids, 1, cold=True).first_token_s
+            cold[name] += len(cold_ids) / _turn(runner).generate(cold_ids, 1, cold=True).first_token_s
     n = args.repeats
     print(
         f"\n2. decode {args.decode_tokens} tokens after a 256-token prompt; "

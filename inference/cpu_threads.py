@@ -142,6 +142,15 @@ class CpuThreads:
         """The thread count the next step runs with."""
         return self.choice.threads
 
+    def restart(self, now: float | None = None) -> None:
+        """Forget the load seen so far: the count goes back to ``cap`` and the next sample covers only
+        the time from now (a benchmark's other engine has ended its turn; that load is gone)."""
+        now = time.monotonic() if now is None else now
+        self.choice = ThreadChoice(self.cap)
+        if self.adaptive:
+            self.load.sample()
+            self._next_sample = now + self.interval_s
+
     def apply(self, now: float | None = None) -> int:
         """Samples the other processes' load when due, and sets this thread's torch thread count when
         it differs (asked of torch each time: another engine in the same thread may have set its own);

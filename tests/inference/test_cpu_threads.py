@@ -120,6 +120,18 @@ def test_apply_sets_the_count_in_the_calling_thread_when_it_changes_and_samples_
     assert threads.changes == 2
 
 
+def test_restart_forgets_the_load_seen_and_samples_from_now() -> None:
+    current = [2]
+    load = FakeLoad([2.0, 2.0, 0.0, 1.0])
+    threads = CpuThreads(2, True, 0.5, load, lambda n: current.__setitem__(0, n), lambda: current[0])
+    assert threads.apply(now=0.0) == 1  # both cores busy
+    threads.restart(now=1.0)  # the window from 0.0 to 1.0 is dropped (the sample of 2.0 taken then)
+    assert load.values == [0.0, 1.0]
+    assert threads.apply(now=1.2) == 2  # back at the cap, and no sample before 1.5
+    assert threads.apply(now=1.5) == 2  # the window from 1.0: quiet
+    assert threads.apply(now=2.0) == 1  # a burner again
+
+
 def test_fixed_threads_never_sample() -> None:
     load = FakeLoad([])  # a sample would fail: nothing to pop
     current = [1]
