@@ -73,13 +73,16 @@ def _build_vocabulary_index(tokenizer: Tokenizer) -> None:
     """Build token healing's vocabulary index on a thread of its own, so that the first request does not
     wait for it and the daemon's ready does not either (Gemma 3's 262,144 tokens: about a second of
     Python, while the repacking thread also runs); a request that comes first waits on the index's lock.
-    The thread gives back what building freed (`return_freed_memory`)."""
+    The thread gives back what building freed (`return_freed_memory`). It is not a daemon thread: one
+    still building when the interpreter finalizes is stopped as it takes the GIL back from the tokenizer's
+    native code, and that unwinding aborts the process (a shutdown right after start, under load, ended
+    with signal 6), so the exit waits for it instead (about a second at most)."""
 
     def build() -> None:
         vocabulary_index(tokenizer)
         return_freed_memory()
 
-    threading.Thread(target=build, name="codedraft-vocabulary-index", daemon=True).start()
+    threading.Thread(target=build, name="codedraft-vocabulary-index").start()
 
 
 def served_context(target: LoadedModel, engine: LLMEngine) -> int:
