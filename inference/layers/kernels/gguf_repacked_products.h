@@ -9,7 +9,7 @@
 // horizontal_sum's tree is then a sum of registers. Q8_0 and Q5_0 likewise: block_rows_q8's lanes,
 // its even and odd float chains, its final add of a zero offset (a sum of -0.f comes out 0.f).
 #pragma once
-#include "gguf_repacked_tiles.h"
+#include "gguf_repacked_tiles512.h"
 #include "gguf_repacking.h"
 
 namespace codedraft::gguf {
@@ -49,6 +49,35 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
 #endif
 }
 
+// Whether many rows of x take two groups of B at once (AVX-512: gguf_repacked_tiles512.h).
+template <class B>
+constexpr bool pairs_groups() {
+#ifdef CODEDRAFT_AVX512
+  return std::is_same_v<B, Q4_K>;
+#else
+  return false;
+#endif
+}
+
+#ifdef CODEDRAFT_AVX512
+// group_rows for the group at `group` and the one after it: columns first .. first + 16.
+template <class B>
+void group_pair_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy) {
+  const uint8_t* next = group + a.runs * Group<B>::kBytes;
+  int64_t t = 0;
+  for (float tile[kWideTileRows][16]; t + kWideTileRows <= T; t += kWideTileRows) {
+    group_pair_tile<B, kWideTileRows>(a, t, group, next, tile);
+    for (int i = 0; i < kWideTileRows; ++i) std::memcpy(y + (t + i) * ldy + first, tile[i], sizeof tile[i]);
+  }
+  for (float out[8]; t < T; ++t) {
+    group_row<B>(a, t, group, out);
+    std::memcpy(y + t * ldy + first, out, sizeof out);
+    group_row<B>(a, t, next, out);
+    std::memcpy(y + t * ldy + first + 8, out, sizeof out);
+  }
+}
+#endif
+
 // x (T, K) float32 (rows x.stride(0) apart), quantized to 8 bits, times the `rows` repacked weight rows transposed, into
 // y (T, rows) with row stride ldy. Every output equals gguf_q8_linear's on the file's blocks, bit for bit.
 inline void repacked_int8_product(const at::Tensor& x, const at::Tensor& packed, int64_t qtype, int64_t rows, float* yp,
@@ -67,10 +96,22 @@ inline void repacked_int8_product(const at::Tensor& x, const at::Tensor& packed,
     }
     const int64_t supers = K / B::kValues, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
     const uint8_t* p = packed.data_ptr<uint8_t>();
-    at::parallel_for(0, groups + (tail ? 1 : 0), 1, [&](int64_t g0, int64_t g1) {
-      for (int64_t g = g0; g < g1; ++g) {
-        if (g < groups) {
-          group_rows<B>(a, T, p + g * supers * Group<B>::kBytes, g * kGroupRows, yp, ldy, offset16.data());
+    // Units of work: groups, or pairs of groups (the last one alone where their count is odd).
+    const int64_t per_unit = pairs_groups<B>() && T >= kWideTileRows ? 2 : 1, units = (groups + per_unit - 1) / per_unit;
+    at::parallel_for(0, units + (tail ? 1 : 0), 1, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) {
+        if (u < units) {
+          const int64_t g = u * per_unit;
+          const uint8_t* group = p + g * supers * Group<B>::kBytes;
+#ifdef CODEDRAFT_AVX512
+          if constexpr (pairs_groups<B>()) {
+            if (per_unit == 2 && g + 1 < groups) {
+              group_pair_rows<B>(a, T, group, g * kGroupRows, yp, ldy);
+              continue;
+            }
+          }
+#endif
+          group_rows<B>(a, T, group, g * kGroupRows, yp, ldy, offset16.data());
           continue;
         }
         const BlockRows w{p + groups * supers * Group<B>::kBytes, supers * B::kBytes, K / 32};  // the last rows

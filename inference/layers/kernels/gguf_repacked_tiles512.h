@@ -1,0 +1,109 @@
+// The tiled prompt products on two repacked groups at once, AVX-512: group_tile of
+// gguf_repacked_tiles.h for sixteen weight rows, a 512-bit register holding one integer lane of two
+// groups' eight rows (the first group's in its low half), so that each instruction of the nibble
+// unpacking and the products does the work of two. Per (weight row, x row) the same integer lanes
+// and the same float32 operations in the same order as group_tile and group_row.
+#pragma once
+#include "gguf_repacked_tiles.h"
+
+#if defined(CODEDRAFT_AVX2) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define CODEDRAFT_AVX512 1
+#endif
+
+namespace codedraft::gguf {
+
+// x rows a tile of the two-group products.
+constexpr int kWideTileRows = 4;
+
+#ifdef CODEDRAFT_AVX512
+inline __m512i join(__m256i low, __m256i high) { return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1); }
+// The 32 bytes at `at` in the two groups g0 and g1.
+inline __m512i load_pair(const uint8_t* g0, const uint8_t* g1, int64_t at) { return join(load32(g0 + at), load32(g1 + at)); }
+// The eight float16 at `at` in each group as sixteen floats.
+inline __m512 halves_pair(const uint8_t* g0, const uint8_t* g1, int64_t at) {
+  const __m128i h0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g0 + at));
+  const __m128i h1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + at));
+  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+}
+inline __m512i broadcast32_512(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+// acc + (int16 pairs times scales, adjacent products added into int32 lanes): scaled_add's integers.
+inline __m512i scaled_add512(__m512i acc, __m512i pairs, __m512i scales) {
+#ifdef __AVX512VNNI__
+  return _mm512_dpwssd_epi32(acc, pairs, scales);
+#else
+  return _mm512_add_epi32(acc, _mm512_madd_epi16(pairs, scales));
+#endif
+}
+
+// group_tile for the groups g0 and g1 (16 weight rows) and rows t0 .. t0 + TX of x: y[t][0 .. 8) the
+// first group's outputs, y[t][8 .. 16) the second's.
+template <class B, int TX>
+inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t* group0, const uint8_t* group1,
+                            float y[][16]) {
+  const int64_t supers = a.runs;
+  const __m512i mask = _mm512_set1_epi8(0x0F);
+  __m512 acc[TX][8], offset[TX];
+  for (int t = 0; t < TX; ++t) {
+    offset[t] = _mm512_setzero_ps();
+    for (int l = 0; l < 8; ++l) acc[t][l] = _mm512_setzero_ps();
+  }
+  for (int64_t sb = 0; sb < supers; ++sb) {
+    const uint8_t* g0 = group0 + sb * Group<B>::kBytes;
+    const uint8_t* g1 = group1 + sb * Group<B>::kBytes;
+    const int8_t* x[TX];
+    __m512 step[TX];
+    const __m512 d = halves_pair(g0, g1, 0);
+    for (int t = 0; t < TX; ++t) {
+      x[t] = a.q.data() + (t0 + t) * a.K + sb * 256;
+      step[t] = _mm512_mul_ps(d, _mm512_set1_ps(a.d[(t0 + t) * supers + sb]));
+    }
+    if constexpr (std::is_same_v<B, Q4_K>) {
+      __m512i scale[8];
+      for (int s = 0; s < 8; ++s) scale[s] = join(row_words<false>(g0 + 32 + 8 * s), row_words<false>(g1 + 32 + 8 * s));
+#pragma GCC unroll 8
+      for (int l = 0; l < 8; ++l) {
+        __m512i lane[TX];
+        for (int t = 0; t < TX; ++t) lane[t] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; ++p) {
+          const __m512i v = load_pair(g0, g1, 160 + (8 * p + l) * 32);
+          const __m512i low = _mm512_and_si512(v, mask), high = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+#pragma GCC unroll 4
+          for (int t = 0; t < TX; ++t) {
+            const __m512i x0 = broadcast32_512(x[t] + 64 * p + 4 * l), x1 = broadcast32_512(x[t] + 64 * p + 32 + 4 * l);
+            lane[t] = scaled_add512(lane[t], _mm512_maddubs_epi16(low, x0), scale[2 * p]);
+            lane[t] = scaled_add512(lane[t], _mm512_maddubs_epi16(high, x1), scale[2 * p + 1]);
+          }
+        }
+        for (int t = 0; t < TX; ++t) acc[t][l] = _mm512_add_ps(acc[t][l], _mm512_mul_ps(_mm512_cvtepi32_ps(lane[t]), step[t]));
+      }
+      const __m512 dmin = halves_pair(g0, g1, 16);
+      __m512i m[4];
+      for (int p = 0; p < 4; ++p) {
+        const __m128i m0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g0 + 96 + 16 * p));
+        const __m128i m1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + 96 + 16 * p));
+        m[p] = _mm512_cvtepu8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(m0), m1, 1));
+      }
+      for (int t = 0; t < TX; ++t) {
+        const int16_t* sums32 = a.sums32.data() + ((t0 + t) * supers + sb) * 8;
+        __m512i minimums = _mm512_setzero_si512();
+        for (int p = 0; p < 4; ++p) minimums = scaled_add512(minimums, m[p], broadcast32_512(sums32 + 2 * p));
+        const __m512 min_step = _mm512_mul_ps(dmin, _mm512_set1_ps(a.d[(t0 + t) * supers + sb]));
+        offset[t] = _mm512_add_ps(offset[t], _mm512_mul_ps(_mm512_cvtepi32_ps(minimums), min_step));
+      }
+    }
+  }
+  for (int t = 0; t < TX; ++t) {
+    __m512 quad[4];
+    for (int i = 0; i < 4; ++i) quad[i] = _mm512_add_ps(acc[t][i], acc[t][i + 4]);
+    const __m512 total = _mm512_add_ps(_mm512_add_ps(quad[0], quad[2]), _mm512_add_ps(quad[1], quad[3]));
+    _mm512_storeu_ps(y[t], _mm512_sub_ps(total, offset[t]));
+  }
+}
+#endif
+
+}  // namespace codedraft::gguf
