@@ -53,7 +53,7 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
 template <class B>
 constexpr bool pairs_groups() {
 #ifdef CODEDRAFT_AVX512
-  return std::is_same_v<B, Q4_K>;
+  return std::is_same_v<B, Q4_K> || std::is_same_v<B, Q6_K>;
 #else
   return false;
 #endif

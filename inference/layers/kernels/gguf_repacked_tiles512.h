@@ -17,13 +17,13 @@ constexpr int kWideTileRows = 4;
 
 #ifdef CODEDRAFT_AVX512
 inline __m512i join(__m256i low, __m256i high) { return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1); }
+inline __m256i join128(__m128i low, __m128i high) { return _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1); }
 // The 32 bytes at `at` in the two groups g0 and g1.
 inline __m512i load_pair(const uint8_t* g0, const uint8_t* g1, int64_t at) { return join(load32(g0 + at), load32(g1 + at)); }
 // The eight float16 at `at` in each group as sixteen floats.
 inline __m512 halves_pair(const uint8_t* g0, const uint8_t* g1, int64_t at) {
-  const __m128i h0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g0 + at));
-  const __m128i h1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + at));
-  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+  return _mm512_cvtph_ps(join128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g0 + at)),
+                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + at))));
 }
 inline __m512i broadcast32_512(const void* p) {
   int32_t v;
@@ -39,6 +39,20 @@ inline __m512i scaled_add512(__m512i acc, __m512i pairs, __m512i scales) {
 #endif
 }
 
+// Q6_K's scales 2l and 2l + 1 of a group's eight rows, interleaved: bytes 2r, 2r + 1 (row r's two).
+inline __m128i two_scales(const uint8_t* g, int l) {
+  return _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l))),
+                           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(g + 16 + 8 * (2 * l + 1))));
+}
+// q6_k_top_bits on a register of two groups' runs.
+inline void q6_k_top_bits512(__m512i bits, __m512i top[4]) {
+  const __m512i pair_mask = _mm512_set1_epi8(0x30);
+  top[0] = _mm512_and_si512(_mm512_slli_epi16(bits, 4), pair_mask);
+  top[1] = _mm512_and_si512(_mm512_slli_epi16(bits, 2), pair_mask);
+  top[2] = _mm512_and_si512(bits, pair_mask);
+  top[3] = _mm512_and_si512(_mm512_srli_epi16(bits, 2), pair_mask);
+}
+
 // group_tile for the groups g0 and g1 (16 weight rows) and rows t0 .. t0 + TX of x: y[t][0 .. 8) the
 // first group's outputs, y[t][8 .. 16) the second's.
 template <class B, int TX>
@@ -46,11 +60,9 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
                             float y[][16]) {
   const int64_t supers = a.runs;
   const __m512i mask = _mm512_set1_epi8(0x0F);
-  __m512 acc[TX][8], offset[TX];
-  for (int t = 0; t < TX; ++t) {
-    offset[t] = _mm512_setzero_ps();
-    for (int l = 0; l < 8; ++l) acc[t][l] = _mm512_setzero_ps();
-  }
+  alignas(64) float acc[TX][8][16] = {};
+  __m512 offset[TX];
+  for (int t = 0; t < TX; ++t) offset[t] = _mm512_setzero_ps();
   for (int64_t sb = 0; sb < supers; ++sb) {
     const uint8_t* g0 = group0 + sb * Group<B>::kBytes;
     const uint8_t* g1 = group1 + sb * Group<B>::kBytes;
@@ -66,27 +78,32 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
       for (int s = 0; s < 8; ++s) scale[s] = join(row_words<false>(g0 + 32 + 8 * s), row_words<false>(g1 + 32 + 8 * s));
 #pragma GCC unroll 8
       for (int l = 0; l < 8; ++l) {
-        __m512i lane[TX];
-        for (int t = 0; t < TX; ++t) lane[t] = _mm512_setzero_si512();
+        // Even and odd sub-blocks in two chains of integer adds (the same lane, half the latency).
+        __m512i even[TX], odd[TX];
+        for (int t = 0; t < TX; ++t) even[t] = odd[t] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
           const __m512i v = load_pair(g0, g1, 160 + (8 * p + l) * 32);
           const __m512i low = _mm512_and_si512(v, mask), high = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
           for (int t = 0; t < TX; ++t) {
             const __m512i x0 = broadcast32_512(x[t] + 64 * p + 4 * l), x1 = broadcast32_512(x[t] + 64 * p + 32 + 4 * l);
-            lane[t] = scaled_add512(lane[t], _mm512_maddubs_epi16(low, x0), scale[2 * p]);
-            lane[t] = scaled_add512(lane[t], _mm512_maddubs_epi16(high, x1), scale[2 * p + 1]);
+            even[t] = scaled_add512(even[t], _mm512_maddubs_epi16(low, x0), scale[2 * p]);
+            odd[t] = scaled_add512(odd[t], _mm512_maddubs_epi16(high, x1), scale[2 * p + 1]);
           }
         }
-        for (int t = 0; t < TX; ++t) acc[t][l] = _mm512_add_ps(acc[t][l], _mm512_mul_ps(_mm512_cvtepi32_ps(lane[t]), step[t]));
+        for (int t = 0; t < TX; ++t) {
+          const __m512 lane = _mm512_cvtepi32_ps(_mm512_add_epi32(even[t], odd[t]));
+          const __m512 sum = _mm512_add_ps(_mm512_load_ps(acc[t][l]), _mm512_mul_ps(lane, step[t]));
+          _mm512_store_ps(acc[t][l], sum);
+        }
       }
       const __m512 dmin = halves_pair(g0, g1, 16);
       __m512i m[4];
       for (int p = 0; p < 4; ++p) {
         const __m128i m0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g0 + 96 + 16 * p));
         const __m128i m1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g1 + 96 + 16 * p));
-        m[p] = _mm512_cvtepu8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(m0), m1, 1));
+        m[p] = _mm512_cvtepu8_epi16(join128(m0, m1));
       }
       for (int t = 0; t < TX; ++t) {
         const int16_t* sums32 = a.sums32.data() + ((t0 + t) * supers + sb) * 8;
@@ -95,11 +112,54 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
         const __m512 min_step = _mm512_mul_ps(dmin, _mm512_set1_ps(a.d[(t0 + t) * supers + sb]));
         offset[t] = _mm512_add_ps(offset[t], _mm512_mul_ps(_mm512_cvtepi32_ps(minimums), min_step));
       }
+    } else {
+      // As group_tile: eight scale registers a half of the lanes.
+#pragma GCC unroll 2
+      for (int upper = 0; upper < 2; ++upper) {
+        __m512i scale[8];
+        for (int s = 0; s < 8; ++s) {
+          const int at = 16 + 8 * (2 * s + upper);
+          scale[s] = join(row_words<true>(g0 + at), row_words<true>(g1 + at));
+        }
+#pragma GCC unroll 4
+        for (int l = 4 * upper; l < 4 * upper + 4; ++l) {
+          const __m512i two = _mm512_cvtepi8_epi16(join128(two_scales(g0, l), two_scales(g1, l)));
+          const __m512i minus32 = _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(two, 5));
+          __m512i even[TX], odd[TX];
+          for (int t = 0; t < TX; ++t) {
+            const int16_t* sums16 = a.sums16.data() + ((t0 + t) * supers + sb) * 16;
+            even[t] = scaled_add512(_mm512_setzero_si512(), minus32, broadcast32_512(sums16 + 2 * l));
+            odd[t] = _mm512_setzero_si512();
+          }
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h) {
+            const int64_t run = 144 + (8 * h + l) * 96;
+            __m512i top[4];
+            q6_k_top_bits512(load_pair(g0, g1, run), top);
+#pragma GCC unroll 2
+            for (int half = 0; half < 2; ++half) {
+              const __m512i v = load_pair(g0, g1, run + 32 + 32 * half);
+              const int s0 = 4 * h + half, s1 = 4 * h + 2 + half;
+              const __m512i c0 = _mm512_or_si512(_mm512_and_si512(v, mask), top[half]);
+              const __m512i c1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), mask), top[2 + half]);
+#pragma GCC unroll 8
+              for (int t = 0; t < TX; ++t) {
+                even[t] = scaled_add512(even[t], _mm512_maddubs_epi16(c0, broadcast32_512(x[t] + 32 * s0 + 4 * l)), scale[s0]);
+                odd[t] = scaled_add512(odd[t], _mm512_maddubs_epi16(c1, broadcast32_512(x[t] + 32 * s1 + 4 * l)), scale[s1]);
+              }
+            }
+          }
+          for (int t = 0; t < TX; ++t) {
+            const __m512 lane = _mm512_cvtepi32_ps(_mm512_add_epi32(even[t], odd[t]));
+            _mm512_store_ps(acc[t][l], _mm512_add_ps(_mm512_load_ps(acc[t][l]), _mm512_mul_ps(lane, step[t])));
+          }
+        }
+      }
     }
   }
   for (int t = 0; t < TX; ++t) {
     __m512 quad[4];
-    for (int i = 0; i < 4; ++i) quad[i] = _mm512_add_ps(acc[t][i], acc[t][i + 4]);
+    for (int i = 0; i < 4; ++i) quad[i] = _mm512_add_ps(_mm512_load_ps(acc[t][i]), _mm512_load_ps(acc[t][i + 4]));
     const __m512 total = _mm512_add_ps(_mm512_add_ps(quad[0], quad[2]), _mm512_add_ps(quad[1], quad[3]));
     _mm512_storeu_ps(y[t], _mm512_sub_ps(total, offset[t]));
   }
