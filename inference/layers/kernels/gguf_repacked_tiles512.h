@@ -53,6 +53,12 @@ inline void q6_k_top_bits512(__m512i bits, __m512i top[4]) {
   top[3] = _mm512_and_si512(_mm512_srli_epi16(bits, 2), pair_mask);
 }
 
+// scaled_add512 onto acc, or where `first`, its products alone: one instruction either way (no zeroed
+// register copied in to start a chain).
+inline __m512i first_or_add(bool first, __m512i acc, __m512i pairs, __m512i scales) {
+  return first ? _mm512_madd_epi16(pairs, scales) : scaled_add512(acc, pairs, scales);
+}
+
 // group_tile for the groups g0 and g1 (16 weight rows) and rows t0 .. t0 + TX of x: y[t][0 .. 8) the
 // first group's outputs, y[t][8 .. 16) the second's.
 template <class B, int TX>
@@ -80,7 +86,6 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
       for (int l = 0; l < 8; ++l) {
         // Even and odd sub-blocks in two chains of integer adds (the same lane, half the latency).
         __m512i even[TX], odd[TX];
-        for (int t = 0; t < TX; ++t) even[t] = odd[t] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
           const __m512i v = load_pair(g0, g1, 160 + (8 * p + l) * 32);
@@ -88,8 +93,8 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
 #pragma GCC unroll 8
           for (int t = 0; t < TX; ++t) {
             const __m512i x0 = broadcast32_512(x[t] + 64 * p + 4 * l), x1 = broadcast32_512(x[t] + 64 * p + 32 + 4 * l);
-            even[t] = scaled_add512(even[t], _mm512_maddubs_epi16(low, x0), scale[2 * p]);
-            odd[t] = scaled_add512(odd[t], _mm512_maddubs_epi16(high, x1), scale[2 * p + 1]);
+            even[t] = first_or_add(p == 0, even[t], _mm512_maddubs_epi16(low, x0), scale[2 * p]);
+            odd[t] = first_or_add(p == 0, odd[t], _mm512_maddubs_epi16(high, x1), scale[2 * p + 1]);
           }
         }
         for (int t = 0; t < TX; ++t) {
@@ -129,7 +134,6 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
           for (int t = 0; t < TX; ++t) {
             const int16_t* sums16 = a.sums16.data() + ((t0 + t) * supers + sb) * 16;
             even[t] = scaled_add512(_mm512_setzero_si512(), minus32, broadcast32_512(sums16 + 2 * l));
-            odd[t] = _mm512_setzero_si512();
           }
 #pragma GCC unroll 2
           for (int h = 0; h < 2; ++h) {
@@ -145,7 +149,8 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
 #pragma GCC unroll 8
               for (int t = 0; t < TX; ++t) {
                 even[t] = scaled_add512(even[t], _mm512_maddubs_epi16(c0, broadcast32_512(x[t] + 32 * s0 + 4 * l)), scale[s0]);
-                odd[t] = scaled_add512(odd[t], _mm512_maddubs_epi16(c1, broadcast32_512(x[t] + 32 * s1 + 4 * l)), scale[s1]);
+                odd[t] = first_or_add(h + half == 0, odd[t], _mm512_maddubs_epi16(c1, broadcast32_512(x[t] + 32 * s1 + 4 * l)),
+                                      scale[s1]);
               }
             }
           }
