@@ -49,11 +49,10 @@ void group_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64
 #endif
 }
 
-// Whether many rows of x take two groups of B at once (AVX-512: gguf_repacked_tiles512.h).
-template <class B>
+// Whether many rows of x take two groups at once (AVX-512: gguf_repacked_tiles512.h).
 constexpr bool pairs_groups() {
 #ifdef CODEDRAFT_AVX512
-  return std::is_same_v<B, Q4_K> || std::is_same_v<B, Q6_K>;
+  return true;
 #else
   return false;
 #endif
@@ -62,18 +61,27 @@ constexpr bool pairs_groups() {
 #ifdef CODEDRAFT_AVX512
 // group_rows for the group at `group` and the one after it: columns first .. first + 16.
 template <class B>
-void group_pair_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy) {
+void group_pair_rows(const ActivationCodes& a, int64_t T, const uint8_t* group, int64_t first, float* y, int64_t ldy,
+                     const int32_t* offset16) {
   const uint8_t* next = group + a.runs * Group<B>::kBytes;
   int64_t t = 0;
   for (float tile[kWideTileRows][16]; t + kWideTileRows <= T; t += kWideTileRows) {
-    group_pair_tile<B, kWideTileRows>(a, t, group, next, tile);
+    if constexpr (k_quant<B>()) {
+      group_pair_tile<B, kWideTileRows>(a, t, group, next, tile);
+    } else {
+      group_pair_block_tile<B, kWideTileRows>(a, t, group, next, offset16, tile);
+    }
     for (int i = 0; i < kWideTileRows; ++i) std::memcpy(y + (t + i) * ldy + first, tile[i], sizeof tile[i]);
   }
   for (float out[8]; t < T; ++t) {
-    group_row<B>(a, t, group, out);
-    std::memcpy(y + t * ldy + first, out, sizeof out);
-    group_row<B>(a, t, next, out);
-    std::memcpy(y + t * ldy + first + 8, out, sizeof out);
+    for (int half = 0; half < 2; ++half) {
+      if constexpr (k_quant<B>()) {
+        group_row<B>(a, t, half ? next : group, out);
+      } else {
+        group_block_row<B>(a, t, half ? next : group, offset16, out);
+      }
+      std::memcpy(y + t * ldy + first + 8 * half, out, sizeof out);
+    }
   }
 }
 #endif
@@ -97,18 +105,16 @@ inline void repacked_int8_product(const at::Tensor& x, const at::Tensor& packed,
     const int64_t supers = K / B::kValues, groups = rows / kGroupRows, tail = rows - groups * kGroupRows;
     const uint8_t* p = packed.data_ptr<uint8_t>();
     // Units of work: groups, or pairs of groups (the last one alone where their count is odd).
-    const int64_t per_unit = pairs_groups<B>() && T >= kWideTileRows ? 2 : 1, units = (groups + per_unit - 1) / per_unit;
+    const int64_t per_unit = pairs_groups() && T >= kWideTileRows ? 2 : 1, units = (groups + per_unit - 1) / per_unit;
     at::parallel_for(0, units + (tail ? 1 : 0), 1, [&](int64_t u0, int64_t u1) {
       for (int64_t u = u0; u < u1; ++u) {
         if (u < units) {
           const int64_t g = u * per_unit;
           const uint8_t* group = p + g * supers * Group<B>::kBytes;
 #ifdef CODEDRAFT_AVX512
-          if constexpr (pairs_groups<B>()) {
-            if (per_unit == 2 && g + 1 < groups) {
-              group_pair_rows<B>(a, T, group, g * kGroupRows, yp, ldy);
-              continue;
-            }
+          if (per_unit == 2 && g + 1 < groups) {
+            group_pair_rows<B>(a, T, group, g * kGroupRows, yp, ldy, offset16.data());
+            continue;
           }
 #endif
           group_rows<B>(a, T, group, g * kGroupRows, yp, ldy, offset16.data());

@@ -53,6 +53,15 @@ inline void q6_k_top_bits512(__m512i bits, __m512i top[4]) {
   top[3] = _mm512_and_si512(_mm512_srli_epi16(bits, 2), pair_mask);
 }
 
+// quad_products's integers on 512-bit registers.
+inline __m512i quad_products512(__m512i magnitude, __m512i v, __m512i start) {
+#ifdef __AVX512VNNI__
+  return _mm512_dpbusd_epi32(start, magnitude, v);
+#else
+  return _mm512_add_epi32(start, _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude, v), _mm512_set1_epi16(1)));
+#endif
+}
+
 // scaled_add512 onto acc, or where `first`, its products alone: one instruction either way (no zeroed
 // register copied in to start a chain).
 inline __m512i first_or_add(bool first, __m512i acc, __m512i pairs, __m512i scales) {
@@ -167,6 +176,83 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
     for (int i = 0; i < 4; ++i) quad[i] = _mm512_add_ps(_mm512_load_ps(acc[t][i]), _mm512_load_ps(acc[t][i + 4]));
     const __m512 total = _mm512_add_ps(_mm512_add_ps(quad[0], quad[2]), _mm512_add_ps(quad[1], quad[3]));
     _mm512_storeu_ps(y[t], _mm512_sub_ps(total, offset[t]));
+  }
+}
+
+// group_block_pass for the groups g0 and g1: lanes L and L + 4 of their sixteen rows, rows t0 .. t0 + TX
+// of x. Q8_0's signs go onto x by a masked negation (no 512-bit vpsignb): the same bytes as vpsignb
+// gives, a code of 0 having a magnitude of 0.
+template <class B, int TX, int L>
+inline void group_pair_block_pass(const ActivationCodes& a, int64_t t0, const uint8_t* group0, const uint8_t* group1,
+                                  const int32_t* offset16, __m512 quad[TX]) {
+  const int64_t blocks = a.runs;
+  __m512 even[TX][2], odd[TX][2];
+  for (int t = 0; t < TX; ++t) even[t][0] = even[t][1] = odd[t][0] = odd[t][1] = _mm512_setzero_ps();
+  const auto add_block = [&](int64_t b, __m512 (*acc)[2]) {
+    const uint8_t* g0 = group0 + b * Group<B>::kBytes;
+    const uint8_t* g1 = group1 + b * Group<B>::kBytes;
+    const __m512 d = halves_pair(g0, g1, 0);
+    __m512i low, high;  // lanes L and L + 4 of the sixteen rows: Q8_0's magnitudes, Q5_0's codes 0 .. 31
+    __mmask64 low_negative = 0, high_negative = 0;
+    if constexpr (std::is_same_v<B, Q8_0>) {
+      low = load_pair(g0, g1, 16 + 32 * L), high = load_pair(g0, g1, 16 + 32 * (L + 4));
+      low_negative = _mm512_movepi8_mask(low), high_negative = _mm512_movepi8_mask(high);
+      low = _mm512_abs_epi8(low), high = _mm512_abs_epi8(high);
+    } else {
+      const __m512i fifth = load_pair(g0, g1, 16), q = load_pair(g0, g1, 48 + 32 * L);
+      const __m512i nibbles[2] = {_mm512_and_si512(q, _mm512_set1_epi8(0x0F)),
+                                  _mm512_and_si512(_mm512_srli_epi16(q, 4), _mm512_set1_epi8(0x0F))};
+      __m512i codes[2];
+      for (int i = 0; i < 2; ++i) {  // q5_0_codes: lane l's fifth bits, bit l of four bytes, as 0x10
+        const int l = L + 4 * i;
+        __m512i top = _mm512_and_si512(fifth, _mm512_set1_epi8(static_cast<char>(1 << l)));
+        if (l < 4) top = _mm512_slli_epi16(top, 4 - l);
+        if (l > 4) top = _mm512_srli_epi16(top, l - 4);
+        codes[i] = _mm512_or_si512(nibbles[i], top);
+      }
+      low = codes[0], high = codes[1];
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < TX; ++t) {
+      const int64_t run = (t0 + t) * blocks + b;
+      const int8_t* x = a.q.data() + run * 32;
+      const __m512 factor = _mm512_mul_ps(d, _mm512_set1_ps(a.d[run]));
+      __m512i x_low = broadcast32_512(x + 4 * L), x_high = broadcast32_512(x + 4 * (L + 4));
+      __m512i start_low = _mm512_setzero_si512(), start_high = _mm512_setzero_si512();
+      if constexpr (std::is_same_v<B, Q8_0>) {
+        x_low = _mm512_mask_sub_epi8(x_low, low_negative, _mm512_setzero_si512(), x_low);
+        x_high = _mm512_mask_sub_epi8(x_high, high_negative, _mm512_setzero_si512(), x_high);
+      } else {
+        start_low = _mm512_set1_epi32(offset16[run * 8 + L]), start_high = _mm512_set1_epi32(offset16[run * 8 + L + 4]);
+      }
+      const __m512i lane_low = quad_products512(low, x_low, start_low);
+      const __m512i lane_high = quad_products512(high, x_high, start_high);
+      acc[t][0] = _mm512_add_ps(acc[t][0], _mm512_mul_ps(_mm512_cvtepi32_ps(lane_low), factor));
+      acc[t][1] = _mm512_add_ps(acc[t][1], _mm512_mul_ps(_mm512_cvtepi32_ps(lane_high), factor));
+    }
+  };
+  for (int64_t b = 0; b + 1 < blocks; b += 2) {
+    add_block(b, even);
+    add_block(b + 1, odd);
+  }
+  if (blocks % 2) add_block(blocks - 1, even);
+  for (int t = 0; t < TX; ++t) {
+    quad[t] = _mm512_add_ps(_mm512_add_ps(even[t][0], odd[t][0]), _mm512_add_ps(even[t][1], odd[t][1]));
+  }
+}
+
+// group_block_tile for the groups g0 and g1, y[t][0 .. 16) as group_pair_tile's.
+template <class B, int TX>
+inline void group_pair_block_tile(const ActivationCodes& a, int64_t t0, const uint8_t* group0, const uint8_t* group1,
+                                  const int32_t* offset16, float y[][16]) {
+  __m512 quad[4][TX];
+  group_pair_block_pass<B, TX, 0>(a, t0, group0, group1, offset16, quad[0]);
+  group_pair_block_pass<B, TX, 1>(a, t0, group0, group1, offset16, quad[1]);
+  group_pair_block_pass<B, TX, 2>(a, t0, group0, group1, offset16, quad[2]);
+  group_pair_block_pass<B, TX, 3>(a, t0, group0, group1, offset16, quad[3]);
+  for (int t = 0; t < TX; ++t) {
+    const __m512 total = _mm512_add_ps(_mm512_add_ps(quad[0][t], quad[2][t]), _mm512_add_ps(quad[1][t], quad[3][t]));
+    _mm512_storeu_ps(y[t], _mm512_add_ps(total, _mm512_setzero_ps()));  // + the offset of 0.f, as group_block_row
   }
 }
 #endif
