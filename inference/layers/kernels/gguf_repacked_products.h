@@ -1,5 +1,6 @@
 // The 8-bit-activation products on Q4_K, Q6_K, Q8_0 and Q5_0 rows repacked once at load (the layout:
-// gguf_repacked_layout.h; one row of x: gguf_repacked_rows.h; tiles of x rows: gguf_repacked_tiles.h):
+// gguf_repacked_layout.h; one row of x: gguf_repacked_rows.h; tiles of x rows: gguf_repacked_tiles.h,
+// and on AVX-512 gguf_repacked_tiles512.h, two groups at once):
 // eight weight rows' (super-)blocks interleaved, so that one pass over a super-block of x feeds the
 // eight rows, a register holding one integer lane of each of them (llama.cpp's CPU repack of
 // block_q4_Kx8 has the same idea). The arithmetic is gguf_int8_products.h's to the bit: per row and
