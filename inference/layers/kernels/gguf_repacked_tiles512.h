@@ -19,9 +19,13 @@ constexpr int kWideTileRows = 4;
 
 #ifdef CODEDRAFT_AVX512
 inline __m512i join(__m256i low, __m256i high) { return _mm512_inserti64x4(_mm512_castsi256_si512(low), high, 1); }
-inline __m256i join128(__m128i low, __m128i high) { return _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1); }
+inline __m256i join128(__m128i low, __m128i high) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1);
+}
 // The 32 bytes at `at` in the two groups g0 and g1.
-inline __m512i load_pair(const uint8_t* g0, const uint8_t* g1, int64_t at) { return join(load32(g0 + at), load32(g1 + at)); }
+inline __m512i load_pair(const uint8_t* g0, const uint8_t* g1, int64_t at) {
+  return join(load32(g0 + at), load32(g1 + at));
+}
 // The eight float16 at `at` in each group as sixteen floats.
 inline __m512 halves_pair(const uint8_t* g0, const uint8_t* g1, int64_t at) {
   return _mm512_cvtph_ps(join128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(g0 + at)),
@@ -159,9 +163,10 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
               const __m512i c1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), mask), top[2 + half]);
 #pragma GCC unroll 8
               for (int t = 0; t < TX; ++t) {
-                even[t] = scaled_add512(even[t], _mm512_maddubs_epi16(c0, broadcast32_512(x[t] + 32 * s0 + 4 * l)), scale[s0]);
-                odd[t] = first_or_add(h + half == 0, odd[t], _mm512_maddubs_epi16(c1, broadcast32_512(x[t] + 32 * s1 + 4 * l)),
-                                      scale[s1]);
+                const __m512i x0 = broadcast32_512(x[t] + 32 * s0 + 4 * l);
+                const __m512i x1 = broadcast32_512(x[t] + 32 * s1 + 4 * l);
+                even[t] = scaled_add512(even[t], _mm512_maddubs_epi16(c0, x0), scale[s0]);
+                odd[t] = first_or_add(h + half == 0, odd[t], _mm512_maddubs_epi16(c1, x1), scale[s1]);
               }
             }
           }
