@@ -87,6 +87,10 @@ inline void group_pair_tile(const ActivationCodes& a, int64_t t0, const uint8_t*
   for (int64_t sb = 0; sb < supers; ++sb) {
     const uint8_t* g0 = group0 + sb * Group<B>::kBytes;
     const uint8_t* g1 = group1 + sb * Group<B>::kBytes;
+    if (t0 == 0) {  // the first tile reads the weights from memory: two streams, which the hardware's prefetch loses
+      prefetch_ahead(g0, Group<B>::kBytes);
+      prefetch_ahead(g1, Group<B>::kBytes);
+    }
     const int8_t* x[TX];
     __m512 step[TX];
     const __m512 d = halves_pair(g0, g1, 0);
@@ -198,6 +202,10 @@ inline void group_pair_block_pass(const ActivationCodes& a, int64_t t0, const ui
   const auto add_block = [&](int64_t b, __m512 (*acc)[2]) {
     const uint8_t* g0 = group0 + b * Group<B>::kBytes;
     const uint8_t* g1 = group1 + b * Group<B>::kBytes;
+    if (L == 0 && t0 == 0) {  // as group_pair_tile: the first pass over the blocks reads them from memory
+      prefetch_ahead(g0, Group<B>::kBytes);
+      prefetch_ahead(g1, Group<B>::kBytes);
+    }
     const __m512 d = halves_pair(g0, g1, 0);
     __m512i low, high;  // lanes L and L + 4 of the sixteen rows: Q8_0's magnitudes, Q5_0's codes 0 .. 31
     __mmask64 low_negative = 0, high_negative = 0;
