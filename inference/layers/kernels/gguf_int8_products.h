@@ -33,29 +33,38 @@ struct ActivationCodes {
   std::vector<int16_t> sums16, sums32;  // (T, K / 16), (T, K / 32): sums of codes (K-quants only)
 };
 
-// x's rows `ldx` floats apart (K when contiguous).
+// At least this many values of x a thread when a call's rows are quantized side by side (fewer,
+// and waking a thread costs more than it saves).
+constexpr int64_t kQuantizeGrain = 32768;
+
+// x's rows `ldx` floats apart (K when contiguous). Rows are quantized side by side on the threads
+// (each row alone, so the codes do not depend on how the rows are split): a prompt's quantization
+// had run on one thread before the product's parallel part.
 inline ActivationCodes quantize_activation_rows(const float* x, int64_t T, int64_t K, int64_t run, int64_t ldx = -1) {
   ActivationCodes a;
   a.K = K, a.runs = K / run;
   if (ldx < 0) ldx = K;
   a.q.resize(T * K), a.d.resize(T * a.runs), a.s.resize(T * a.runs);
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t r = 0; r < a.runs; ++r) {
-      const int64_t i = t * a.runs + r;
-      int sum = 0;
-      a.d[i] = quantize_activations(x + t * ldx + r * run, static_cast<int>(run), a.q.data() + i * run, &sum);
-      a.s[i] = a.d[i] * static_cast<float>(sum);
+  if (run == 256) a.sums16.resize(T * K / 16), a.sums32.resize(T * K / 32);
+  at::parallel_for(0, T, std::max<int64_t>(1, kQuantizeGrain / std::max<int64_t>(K, 1)), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      for (int64_t r = 0; r < a.runs; ++r) {
+        const int64_t i = t * a.runs + r;
+        int sum = 0;
+        a.d[i] = quantize_activations(x + t * ldx + r * run, static_cast<int>(run), a.q.data() + i * run, &sum);
+        a.s[i] = a.d[i] * static_cast<float>(sum);
+      }
+      if (run != 256) continue;
+      for (int64_t i = t * K / 16; i < (t + 1) * K / 16; ++i) {
+        int sum = 0;
+        for (int j = 0; j < 16; ++j) sum += a.q[i * 16 + j];
+        a.sums16[i] = static_cast<int16_t>(sum);
+      }
+      for (int64_t i = t * K / 32; i < (t + 1) * K / 32; ++i) {
+        a.sums32[i] = static_cast<int16_t>(a.sums16[2 * i] + a.sums16[2 * i + 1]);
+      }
     }
-  }
-  if (run == 256) {
-    a.sums16.resize(T * K / 16), a.sums32.resize(T * K / 32);
-    for (int64_t i = 0; i < T * K / 16; ++i) {
-      int sum = 0;
-      for (int j = 0; j < 16; ++j) sum += a.q[i * 16 + j];
-      a.sums16[i] = static_cast<int16_t>(sum);
-    }
-    for (int64_t i = 0; i < T * K / 32; ++i) a.sums32[i] = static_cast<int16_t>(a.sums16[2 * i] + a.sums16[2 * i + 1]);
-  }
+  });
   return a;
 }
 
