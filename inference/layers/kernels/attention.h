@@ -74,8 +74,12 @@ inline void attend(const float* q, int64_t T, int64_t H, const Pool& pool, const
       float top = -INFINITY;
       for (int64_t start = 0; start < seen; start += bs) {
         const float* key = keys + ids[start / bs] * bs * D;
-        for (int64_t j = start; j < std::min(seen, start + bs); ++j, key += D) {
-          scores[j] = static_cast<float>(scale) * dot(qv, key, D);
+        const int64_t end = std::min(seen, start + bs);
+        int64_t j = start;
+        for (; j + 8 <= end; j += 8, key += 8 * D) dot8(qv, key, D, scores.data() + j);  // a block's rows lie together
+        for (; j < end; ++j, key += D) scores[j] = dot(qv, key, D);
+        for (j = start; j < end; ++j) {
+          scores[j] = static_cast<float>(scale) * scores[j];
           top = std::max(top, scores[j]);
         }
       }

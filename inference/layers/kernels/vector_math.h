@@ -41,6 +41,32 @@ inline float dot(const float* a, const float* b, int64_t n) {
   return total;
 }
 
+// out[i] = dot(a, rows + i * n, n) for the eight rows i < 8 (n floats apart), each the same float as
+// dot gives: every row's chain of multiply-adds in dot's order, eight chains side by side (one chain
+// at a time waited on each multiply-add's latency), and horizontal_sum's tree for four rows at once.
+inline void dot8(const float* a, const float* rows, int64_t n, float* out) {
+#ifdef CODEDRAFT_AVX2
+  if (n % 8 == 0) {
+    __m256 acc[8];
+    for (int i = 0; i < 8; ++i) acc[i] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < n; j += 8) {
+      const __m256 av = _mm256_loadu_ps(a + j);
+      for (int i = 0; i < 8; ++i) acc[i] = _mm256_fmadd_ps(av, _mm256_loadu_ps(rows + i * n + j), acc[i]);
+    }
+    for (int four = 0; four < 8; four += 4) {
+      __m128 quad[4];  // horizontal_sum's first step for each row; then its pairs, four rows a register
+      for (int i = 0; i < 4; ++i) {
+        quad[i] = _mm_add_ps(_mm256_castps256_ps128(acc[four + i]), _mm256_extractf128_ps(acc[four + i], 1));
+      }
+      _MM_TRANSPOSE4_PS(quad[0], quad[1], quad[2], quad[3]);  // quad[k]: element k of the four rows
+      _mm_storeu_ps(out + four, _mm_add_ps(_mm_add_ps(quad[0], quad[2]), _mm_add_ps(quad[1], quad[3])));
+    }
+    return;
+  }
+#endif
+  for (int i = 0; i < 8; ++i) out[i] = dot(a, rows + i * n, n);
+}
+
 // A row's float16 values as float32.
 inline void widen(const at::Half* h, int64_t n, float* out) {
   int64_t j = 0;
