@@ -110,8 +110,10 @@ def _site_at(
                 if not _laid_out_alike(rule, source[at:last], holes):
                     return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
-                if _writes_a_parameter_it_has(rule, node, at, last) or _already_rewritten(
-                    source, at, last, new
+                if (
+                    _writes_a_parameter_it_has(rule, node, at, last)
+                    or _already_rewritten(source, at, last, new)
+                    or not readable_at(rule, node, tree, source, scopes)
                 ):
                     return None
                 return Site(at, last, source[at:last], new)

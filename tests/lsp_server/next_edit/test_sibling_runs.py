@@ -112,3 +112,20 @@ def test_a_parameter_inserted_in_a_function_repeats_in_a_method_with_the_same_ne
             "max_string: int = 80,\n        max_depth: int = 0,\n    )",
         )
     ]
+
+
+def _returned_checks(*titles: str) -> str:
+    calls = (f'check(\n        note=note,\n        title="{title}",\n    )(x)' for title in titles)
+    return "    return " + " or ".join(calls) + "\n"
+
+
+def test_an_argument_run_reading_a_name_still_to_be_bound_repeats_in_the_example_function_only() -> None:
+    before = (
+        f"def first(x):\n    note = 1\n{_returned_checks('a', 'b')}\n\n"
+        f"def second(x):\n    note = 2\n{_returned_checks('c', 'd')}"
+    )
+    written = 'note=note,\n        kind=sized,\n        title="a"'
+    after = before.replace('note=note,\n        title="a"', written, 1)
+    assert _sites("python", before, after) == [
+        ('note=note,\n        title="b",', 'note=note,\n        kind=sized,\n        title="b",')
+    ]  # ``sized`` is to be assigned in first(), not in second()
