@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import token_starts
 from lsp_server.next_edit.node_roles import is_name
-from lsp_server.next_edit.symbol_scope import TARGET_PATTERNS, is_binding, is_function, is_member_name
+from lsp_server.next_edit.symbol_scope import (
+    TARGET_PATTERNS,
+    identifiers_named,
+    is_binding,
+    is_function,
+    is_member_name,
+)
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -57,6 +63,11 @@ def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool 
             found.add(at.text)
         stack.extend(at.children)
     return found - binds
+
+
+def reads_name(root: tree_sitter.Node, name: bytes) -> bool:
+    """Whether ``root`` reads ``name`` as a variable somewhere (not as a member or a keyword)."""
+    return any(_is_read(node) for node in identifiers_named(root, name))
 
 
 def _names_a_thing(node: tree_sitter.Node) -> bool:

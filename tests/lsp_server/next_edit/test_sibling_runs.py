@@ -129,3 +129,13 @@ def test_an_argument_run_reading_a_name_still_to_be_bound_repeats_in_the_example
     assert _sites("python", before, after) == [
         ('note=note,\n        title="b",', 'note=note,\n        kind=sized,\n        title="b",')
     ]  # ``sized`` is to be assigned in first(), not in second()
+
+
+def test_a_parameter_dropped_is_not_dropped_where_the_function_reads_it() -> None:
+    before = (
+        "def test_a(client, scratch, patch):\n    patch(client)\n\n\n"
+        "def test_b(client, scratch, patch):\n    patch(scratch)\n\n\n"
+        "def test_c(client, scratch, patch):\n    patch(client.scratch)\n"
+    )
+    after = before.replace("client, scratch, patch", "client, patch", 1)
+    assert _sites("python", before, after) == [("client, scratch, patch)", "client, patch)")]  # test_c's
