@@ -42,10 +42,11 @@ from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.edit_pattern import (
     fixed_words,
     line_indent,
+    telling_words,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.name_bindings import example_reads, reads_of
+from lsp_server.next_edit.name_bindings import example_reads, reads_of, values_read
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -108,7 +109,10 @@ def learn(
                 return None
             defines = tuple(scope for scope in [definition_scope(old)] if scope is not None)
             reads, home = example_reads(rule.reads, new, new_tree, after)
-            rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home)
+            inserts = not before[start:old_end].strip() and _tied_to_values(rule, old)
+            rule = replace(
+                rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home, inserts=inserts
+            )
             return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
@@ -186,6 +190,13 @@ def _rule_of(
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )
+
+
+def _tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:
+    """Whether the rule's only names and literals are variables ``old`` reads as values (``src_file``
+    in ``{src_file}``): no callee, member, keyword, definition's or type's name to tie a site to."""
+    telling = set(telling_words(rule.before))
+    return bool(telling) and telling <= values_read(old)
 
 
 def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:

@@ -65,6 +65,30 @@ def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool 
     return found - binds
 
 
+def values_read(node: tree_sitter.Node) -> set[bytes]:
+    """The names ``node`` reads as plain values (variables): not a function called, a name qualified
+    or capitalised (``_names_a_thing``), a callee, a member, a keyword, nor a module imported."""
+    found: set[bytes] = set()
+    around = node.parent
+    while around is not None and around.type not in _IMPORTS:
+        around = around.parent
+    stack = [node] if around is None else []
+    while stack:
+        at = stack.pop()
+        if at.type in _IMPORTS:
+            continue
+        if (
+            at.type == "identifier"
+            and at.text
+            and _is_read(at)
+            and not is_name(at)
+            and not _names_a_thing(at)
+        ):
+            found.add(at.text)
+        stack.extend(at.children)
+    return found
+
+
 def reads_name(root: tree_sitter.Node, name: bytes) -> bool:
     """Whether ``root`` reads ``name`` as a variable somewhere (not as a member or a keyword)."""
     return any(_is_read(node) for node in identifiers_named(root, name))

@@ -32,7 +32,7 @@ from lsp_server.next_edit.edit_pattern import (
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_name
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
-from lsp_server.next_edit.rule_confidence import too_wide, writes_new_code
+from lsp_server.next_edit.rule_confidence import inserts_unanchored, too_wide, writes_new_code
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import run_at
 from lsp_server.next_edit.symbol_scope import defined_function, definition_scope, parameter_names
@@ -67,7 +67,7 @@ def find_sites(
 ) -> list[Site]:
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
-    if too_wide(rule) or writes_new_code(rule):
+    if too_wide(rule) or writes_new_code(rule) or inserts_unanchored(rule):
         return []
     anchors = rule.anchors()
     if not anchors:
