@@ -3,7 +3,7 @@ first, never the example itself, with the text each becomes. Never a site that a
 rule's result (the result standing there or around it, or the result's shape: a second application),
 and, for a rule from a function's definition, never a function in a scope of another kind than the
 examples' or one that has the parameter the rule writes; never a parameter dropped where the
-function's body reads it.
+function's body reads it, unless the example's did too (``sibling_runs.py``).
 
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
@@ -30,12 +30,12 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_name
+from lsp_server.next_edit.name_bindings import ScopeCache, readable_at
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_confidence import inserts_unanchored, too_wide, writes_new_code
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
-from lsp_server.next_edit.sibling_runs import run_at
-from lsp_server.next_edit.symbol_scope import defined_function, definition_scope, parameter_names
+from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
+from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -113,7 +113,7 @@ def _site_at(
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
                 if (
                     _writes_a_parameter_it_has(rule, node, at, last)
-                    or _drops_a_parameter_it_reads(node, at, last, new)
+                    or (not rule.drops_read and drops_a_read_parameter(node, at, last, new))
                     or _already_rewritten(source, at, last, new)
                     or not readable_at(rule, node, tree, source, scopes)
                 ):
@@ -205,16 +205,6 @@ def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node, start: in
         word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"[A-Za-z_]\w*", part)
     }
     return bool((written - fixed) & parameter_names(node, start, end))
-
-
-def _drops_a_parameter_it_reads(node: tree_sitter.Node, start: int, end: int, new: bytes) -> bool:
-    """Whether the site, bytes ``start``..``end`` of the parameters of the function at ``node``,
-    becoming ``new`` drops a parameter that the function's body reads (``tmpdir`` dropped from a
-    test that uses it): the result would not run; the commit renames it there, or keeps it."""
-    dropped = parameter_names(node, start, end) - set(re.findall(rb"[A-Za-z_]\w*", new))
-    function = defined_function(node) if dropped else None
-    body = function.child_by_field_name("body") if function is not None else None
-    return body is not None and any(reads_name(body, name) for name in dropped)
 
 
 def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:

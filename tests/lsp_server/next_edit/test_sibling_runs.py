@@ -139,3 +139,12 @@ def test_a_parameter_dropped_is_not_dropped_where_the_function_reads_it() -> Non
     )
     after = before.replace("client, scratch, patch", "client, patch", 1)
     assert _sites("python", before, after) == [("client, scratch, patch)", "client, patch)")]  # test_c's
+
+
+def test_a_parameter_dropped_while_its_function_still_reads_it_is_dropped_where_others_read_it() -> None:
+    before = (
+        "def test_a(client, strict, patch):\n    patch(client, strict=strict)\n\n\n"
+        "def test_b(client, strict, patch):\n    patch(strict)\n"
+    )
+    after = before.replace("client, strict, patch", "client, patch", 1)
+    assert _sites("python", before, after) == [("client, strict, patch)", "client, patch)")]  # reads next
