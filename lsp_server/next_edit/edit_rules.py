@@ -109,7 +109,7 @@ def learn(
                 return None
             defines = tuple(scope for scope in [definition_scope(old)] if scope is not None)
             reads, home = example_reads(rule.reads, new, new_tree, after)
-            inserts = not before[start:old_end].strip() and _tied_to_values(rule, old)
+            inserts = _inserts_whole_tokens(after, start, old_end, new_end) and _tied_to_values(rule, old)
             rule = replace(
                 rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home, inserts=inserts
             )
@@ -190,6 +190,21 @@ def _rule_of(
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )
+
+
+def _inserts_whole_tokens(after: bytes, start: int, old_end: int, new_end: int) -> bool:
+    """Whether the edit replaced nothing and what it wrote joins no word it touches (``property`` ->
+    ``cached_property`` replaces a name)."""
+    if start != old_end or new_end == start:
+        return False
+    written = after[start:new_end]
+    joins_before = start > 0 and _is_word_byte(after[start - 1]) and _is_word_byte(written[0])
+    joins_after = new_end < len(after) and _is_word_byte(after[new_end]) and _is_word_byte(written[-1])
+    return not joins_before and not joins_after
+
+
+def _is_word_byte(byte: int) -> bool:
+    return chr(byte).isalnum() or byte == ord("_")
 
 
 def _tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:
