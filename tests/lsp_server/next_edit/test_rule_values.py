@@ -105,7 +105,6 @@ def test_an_insertion_after_a_member_repeats_after_one_example() -> None:
     ]  # the member's name ties the sites, not a variable
 
 
-
 def test_a_name_written_longer_is_a_replacement_not_an_insertion() -> None:
     before = 'a = f"{size}:"\nb = f"{size}:"\n'
     after = 'a = f"{cached_size}:"\nb = f"{size}:"\n'
