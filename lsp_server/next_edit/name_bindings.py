@@ -39,6 +39,7 @@ _TARGET_PARENTS = frozenset(
 )
 _PATTERNS = TARGET_PATTERNS | {"dictionary_splat_pattern"}  # ``**kwargs`` too
 _IMPORTS = frozenset({"import_statement", "import_from_statement"})
+_NOT_VALUES = _IMPORTS | {"type"}  # Python's annotation node: the names in it are types
 
 ScopeCache = dict[bytes, frozenset[int]]
 """Per tree: a name -> the ids of the scopes (functions, classes, the module) that bind it."""
@@ -67,15 +68,16 @@ def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool 
 
 def values_read(node: tree_sitter.Node) -> set[bytes]:
     """The names ``node`` reads as plain values (variables): not a function called, a name qualified
-    or capitalised (``_names_a_thing``), a callee, a member, a keyword, nor a module imported."""
+    or capitalised (``_names_a_thing``), a callee, a member, a keyword, a type (``type`` in ``cl:
+    type``), nor a module imported."""
     found: set[bytes] = set()
-    around = node.parent
-    while around is not None and around.type not in _IMPORTS:
+    around: tree_sitter.Node | None = node
+    while around is not None and around.type not in _NOT_VALUES:
         around = around.parent
     stack = [node] if around is None else []
     while stack:
         at = stack.pop()
-        if at.type in _IMPORTS:
+        if at.type in _NOT_VALUES:
             continue
         if (
             at.type == "identifier"

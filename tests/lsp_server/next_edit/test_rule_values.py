@@ -109,3 +109,9 @@ def test_a_name_written_longer_is_a_replacement_not_an_insertion() -> None:
     before = 'a = f"{size}:"\nb = f"{size}:"\n'
     after = 'a = f"{cached_size}:"\nb = f"{size}:"\n'
     assert _sites("python", before, after) == [("{size}", "{cached_size}")]  # one example is enough
+
+
+def test_a_type_given_a_parameter_is_an_anchor_not_a_variable() -> None:
+    before = "def a(cl: type, n: int):\n    pass\n\n\ndef b(cl: type):\n    pass\n"
+    after = before.replace("cl: type,", "cl: type[T],", 1)
+    assert _sites("python", before, after) == [("cl: type", "cl: type[T]")]
