@@ -8,10 +8,10 @@ places (the user types them one after the other, asking after each; what is left
 changes in one place (after it, the right answer is silence). A real ``codedraft lsp`` driven over
 stdio as an editor would, on a real daemon (``--model``, default SmolLM2-135M-Instruct's GGUF).
 
-``--repeats`` replays instead the edits-by-example cases (``repeat_cases_*.json``, mined from twenty
-repositories by ``python -m bench.next_edit.mine_repeats``) through the server's next-edit service
-in process, with no model and no daemon (``repeat_replay.py``); ``--rule-speed`` times learning a
-rule and matching it on a 5,000-line file (``rule_speed.py``).
+``--repeats`` replays instead the edits-by-example cases (``repeat_cases_*.json``, mined from the
+repositories of ``mine_repeats.REPOSITORIES`` by ``python -m bench.next_edit.mine_repeats``) through
+the server's next-edit service in process, with no model and no daemon (``repeat_replay.py``);
+``--rule-speed`` times learning a rule and matching it on a 5,000-line file (``rule_speed.py``).
 """
 
 from __future__ import annotations

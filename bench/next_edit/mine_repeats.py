@@ -19,7 +19,9 @@ round's figures were in (read in the seventh round); and, once the seventh round
 two more untouched sets with the same rules and limits: arrow-py/arrow, jd/tenacity,
 getsentry/responses and mahmoud/glom (measured before the eighth round's changes, then read), and
 python-jsonschema/jsonschema, jazzband/pip-tools, benoitc/gunicorn and tqdm/tqdm (measured only after
-the eighth round, never read) (all but ``TUNED_ON``: replayed by name only). Rules,
+the eighth round, never read); and, before the ninth round's changes, agronholm/anyio,
+jpadilla/pyjwt, Delgan/loguru and theskumar/python-dotenv (the sixth untouched set, measured by the
+lead before and after that round, never read) (all but ``TUNED_ON``: replayed by name only). Rules,
 applied to each commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to
 ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of
 changed lines, ``cases.py``):
@@ -85,6 +87,13 @@ REPOSITORIES = {
     "pip-tools": ("https://github.com/jazzband/pip-tools", "c58d5d945c0f20e9713e10f5fea2491a5c984f39"),
     "gunicorn": ("https://github.com/benoitc/gunicorn", "65ac1a3a4c0aa00960968c720d6e6bd2ac32f1b9"),
     "tqdm": ("https://github.com/tqdm/tqdm", "f6a30fab726ab8e794a9db88b4392ce207760937"),
+    "anyio": ("https://github.com/agronholm/anyio", "660a06d548ca72759e9d89ed722dd1ad5227afe4"),
+    "pyjwt": ("https://github.com/jpadilla/pyjwt", "dcc27a9d3182a2349c30b160758785c6ce7a6508"),
+    "loguru": ("https://github.com/Delgan/loguru", "2a17be730e111cf874d0bf967c4c5da15b7e4670"),
+    "python-dotenv": (
+        "https://github.com/theskumar/python-dotenv",
+        "bca6644d9aedbe287b792b756b3ae3d650cd0d3a",
+    ),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was

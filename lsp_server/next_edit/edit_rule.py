@@ -50,6 +50,11 @@ class EditRule:
     ``home``: the replacement read a name nothing bound yet where the example was, which lay in the
     function of this name: the user is about to bind it there, so the sites lie in a function of
     that name (None: anywhere).
+    ``inserts``: the example's edit only inserted text (it replaced nothing), and the rule's only
+    names are variables read as values (``{src_file}`` -> ``{src_file.as_posix()}``): nothing but a
+    variable ties a site to the example (``rule_confidence.inserts_unanchored``).
+    ``drops_read``: the example dropped a parameter its function's body still reads (the reads are
+    edited next): a site's function may read the parameters the rule drops (``sibling_runs.py``).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -73,6 +78,8 @@ class EditRule:
     changes_value: bool = False
     reads: tuple[bytes, ...] = ()
     home: bytes | None = None
+    inserts: bool = False
+    drops_read: bool = False
     examples: int = 1
     result: Pattern | None = None
 

@@ -42,10 +42,11 @@ from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.edit_pattern import (
     fixed_words,
     line_indent,
+    telling_words,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.name_bindings import example_reads, reads_of
+from lsp_server.next_edit.name_bindings import example_reads, reads_of, values_read
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -108,7 +109,10 @@ def learn(
                 return None
             defines = tuple(scope for scope in [definition_scope(old)] if scope is not None)
             reads, home = example_reads(rule.reads, new, new_tree, after)
-            rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home)
+            inserts = _inserts_whole_tokens(after, start, old_end, new_end) and _tied_to_values(rule, old)
+            rule = replace(
+                rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home, inserts=inserts
+            )
             return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)
@@ -186,6 +190,28 @@ def _rule_of(
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         result=result_of(new, numbers, pattern),
     )
+
+
+def _inserts_whole_tokens(after: bytes, start: int, old_end: int, new_end: int) -> bool:
+    """Whether the edit replaced nothing and what it wrote joins no word it touches (``property`` ->
+    ``cached_property`` replaces a name)."""
+    if start != old_end or new_end == start:
+        return False
+    written = after[start:new_end]
+    joins_before = start > 0 and _is_word_byte(after[start - 1]) and _is_word_byte(written[0])
+    joins_after = new_end < len(after) and _is_word_byte(after[new_end]) and _is_word_byte(written[-1])
+    return not joins_before and not joins_after
+
+
+def _is_word_byte(byte: int) -> bool:
+    return chr(byte).isalnum() or byte == ord("_")
+
+
+def _tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:
+    """Whether the rule's only names and literals are variables ``old`` reads as values (``src_file``
+    in ``{src_file}``): no callee, member, keyword, definition's or type's name to tie a site to."""
+    telling = set(telling_words(rule.before))
+    return bool(telling) and telling <= values_read(old)
 
 
 def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import token_starts
 from lsp_server.next_edit.node_roles import is_name
-from lsp_server.next_edit.symbol_scope import TARGET_PATTERNS, is_binding, is_function, is_member_name
+from lsp_server.next_edit.symbol_scope import (
+    TARGET_PATTERNS,
+    identifiers_named,
+    is_binding,
+    is_function,
+    is_member_name,
+)
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -33,6 +39,7 @@ _TARGET_PARENTS = frozenset(
 )
 _PATTERNS = TARGET_PATTERNS | {"dictionary_splat_pattern"}  # ``**kwargs`` too
 _IMPORTS = frozenset({"import_statement", "import_from_statement"})
+_NOT_VALUES = _IMPORTS | {"type"}  # Python's annotation node: the names in it are types
 
 ScopeCache = dict[bytes, frozenset[int]]
 """Per tree: a name -> the ids of the scopes (functions, classes, the module) that bind it."""
@@ -57,6 +64,36 @@ def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool 
             found.add(at.text)
         stack.extend(at.children)
     return found - binds
+
+
+def values_read(node: tree_sitter.Node) -> set[bytes]:
+    """The names ``node`` reads as plain values (variables): not a function called, a name qualified
+    or capitalised (``_names_a_thing``), a callee, a member, a keyword, a type (``type`` in ``cl:
+    type``), nor a module imported."""
+    found: set[bytes] = set()
+    around: tree_sitter.Node | None = node
+    while around is not None and around.type not in _NOT_VALUES:
+        around = around.parent
+    stack = [node] if around is None else []
+    while stack:
+        at = stack.pop()
+        if at.type in _NOT_VALUES:
+            continue
+        if (
+            at.type == "identifier"
+            and at.text
+            and _is_read(at)
+            and not is_name(at)
+            and not _names_a_thing(at)
+        ):
+            found.add(at.text)
+        stack.extend(at.children)
+    return found
+
+
+def reads_name(root: tree_sitter.Node, name: bytes) -> bool:
+    """Whether ``root`` reads ``name`` as a variable somewhere (not as a member or a keyword)."""
+    return any(_is_read(node) for node in identifiers_named(root, name))
 
 
 def _names_a_thing(node: tree_sitter.Node) -> bool:

@@ -75,6 +75,16 @@ def _fixed_bytes(pattern: Pattern) -> int:
     return sum(_fixed_bytes(child) for child in pattern.children)
 
 
+def inserts_unanchored(rule: EditRule) -> bool:
+    """Whether a rule of one example only inserts text (an attribute, a call, an argument written
+    around or after a node kept whole) where nothing but a variable's name ties a site to the example
+    (``{src_file}`` -> ``{src_file.as_posix()}``): a conversion chosen for one use of a value, which
+    its other uses do not call for (read in the held-out histories, insertions were the least precise
+    kind); quiet until a second example agrees. A callee, a member, a keyword, a definition's or a
+    type's name is an anchor the sites share (``obj.size`` -> ``obj.size()``)."""
+    return rule.examples == 1 and rule.inserts
+
+
 def _sets_a_flag(rule: EditRule) -> bool:
     """Whether all the rule writes is one keyword argument set to a constant (``spy(o, "m")`` ->
     ``spy(o, "m", iterators=True)``, ``@hookimpl`` -> ``@hookimpl(wrapper=True)``): a choice made per

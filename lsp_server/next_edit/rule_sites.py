@@ -2,7 +2,8 @@
 first, never the example itself, with the text each becomes. Never a site that already reads as the
 rule's result (the result standing there or around it, or the result's shape: a second application),
 and, for a rule from a function's definition, never a function in a scope of another kind than the
-examples' or one that has the parameter the rule writes.
+examples' or one that has the parameter the rule writes; never a parameter dropped where the
+function's body reads it, unless the example's did too (``sibling_runs.py``).
 
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
@@ -31,9 +32,9 @@ from lsp_server.next_edit.edit_pattern import (
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.name_bindings import ScopeCache, readable_at
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
-from lsp_server.next_edit.rule_confidence import too_wide, writes_new_code
+from lsp_server.next_edit.rule_confidence import inserts_unanchored, too_wide, writes_new_code
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
-from lsp_server.next_edit.sibling_runs import run_at
+from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
 from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def find_sites(
 ) -> list[Site]:
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
-    if too_wide(rule) or writes_new_code(rule):
+    if too_wide(rule) or writes_new_code(rule) or inserts_unanchored(rule):
         return []
     anchors = rule.anchors()
     if not anchors:
@@ -110,8 +111,11 @@ def _site_at(
                 if not _laid_out_alike(rule, source[at:last], holes):
                     return None
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
-                if _writes_a_parameter_it_has(rule, node, at, last) or _already_rewritten(
-                    source, at, last, new
+                if (
+                    _writes_a_parameter_it_has(rule, node, at, last)
+                    or (not rule.drops_read and drops_a_read_parameter(node, at, last, new))
+                    or _already_rewritten(source, at, last, new)
+                    or not readable_at(rule, node, tree, source, scopes)
                 ):
                     return None
                 return Site(at, last, source[at:last], new)

@@ -10,16 +10,22 @@ whole is a hole of its kind only (a call of the same name, a keyword argument of
 leaf of the same type), never any item. A site is a window of another list's children matching the
 run, where the list lies as the example's did (the arguments of a call of the same name, or any
 function's parameters). A list of any length makes a run rule (a signature of thirty parameters);
-the run itself is bounded by ``MAX_NODE_BYTES``.
+the run itself is bounded by ``MAX_NODE_BYTES``. Like a node's rule, a run's remembers the names
+its replacement reads of its own (``case_description=separators`` inserted where the example's
+function is about to bind ``separators``): a site must see them bound, or lie in that function.
+A parameter dropped is not dropped where the function's body reads it, unless the example's body
+read it too (the user edits the reads next).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.derived_rules import MAX_NODE_BYTES
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Pattern, fixed_words, match
 from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.name_bindings import reads_name, reads_of
 from lsp_server.next_edit.node_roles import CALLS, callee_name
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -28,6 +34,7 @@ from lsp_server.next_edit.rule_parts import (
     pattern_of,
     template_of,
 )
+from lsp_server.next_edit.symbol_scope import defined_function, parameter_names
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -71,7 +78,34 @@ def run_rule(
     template = template_of(new_run, new, (run_start, run_end), numbers, pattern)
     callee = callee_name(old.parent) if old.parent is not None and old.parent.type in CALLS else None
     breaks = breaks_outside_holes(source[run[0].start_byte : run[-1].end_byte], pattern, hole_texts(numbers))
-    return EditRule(pattern, template, callee=callee, run=True, breaks=breaks), run_start, run_end
+    reads = _reads(new_run, numbers) - _reads(run, numbers)
+    new_text = (new.text or b"")[run_start - new.start_byte : run_end - new.start_byte]
+    drops_read = drops_a_read_parameter(old, run[0].start_byte, run[-1].end_byte, new_text)
+    rule = EditRule(
+        pattern,
+        template,
+        callee=callee,
+        run=True,
+        breaks=breaks,
+        reads=tuple(sorted(reads)),
+        drops_read=drops_read,
+    )
+    return rule, run_start, run_end
+
+
+def drops_a_read_parameter(node: tree_sitter.Node, start: int, end: int, new: bytes) -> bool:
+    """Whether bytes ``start``..``end`` of the parameters of the function at ``node``, becoming
+    ``new``, drop a parameter that the function's body reads (``tmpdir`` dropped from a test that
+    uses it): the result would not run, unless the reads are edited next, as the example's were."""
+    dropped = parameter_names(node, start, end) - set(re.findall(rb"[A-Za-z_]\w*", new))
+    function = defined_function(node) if dropped else None
+    body = function.child_by_field_name("body") if function is not None else None
+    return body is not None and any(reads_name(body, name) for name in dropped)
+
+
+def _reads(items: list[tree_sitter.Node], holes: dict[bytes, int]) -> set[bytes]:
+    """The names the items read, outside what the rule keeps as holes (``name_bindings.reads_of``)."""
+    return {name for item in items for name in reads_of(item, holes)}
 
 
 def _item_pattern(

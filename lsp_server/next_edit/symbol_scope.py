@@ -197,7 +197,7 @@ def definition_scope(node: tree_sitter.Node) -> str | None:
 def parameter_names(node: tree_sitter.Node, start: int, end: int) -> set[bytes]:
     """The names bound by the parameters of the function ``node`` defines (or whose parameter list, or
     a parameter of it, ``node`` is) that lie in bytes ``start``..``end``; empty for any other node."""
-    function = _function_of(node)
+    function = defined_function(node)
     parameters = function.child_by_field_name("parameters") if function is not None else None
     names: set[bytes] = set()
     stack = [parameters] if parameters is not None else []
@@ -209,7 +209,7 @@ def parameter_names(node: tree_sitter.Node, start: int, end: int) -> set[bytes]:
     return names
 
 
-def _function_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
+def defined_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
     """The function ``node`` defines, or whose parameter list (or a parameter of it) ``node`` is."""
     for _ in range(3):
         if is_function(node):

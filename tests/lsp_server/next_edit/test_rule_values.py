@@ -76,3 +76,42 @@ def test_only_the_holes_inside_the_f_strings_braces_are_kept_from_its_quote() ->
     before = "a = '{!r}'.format(name)\nb = '{!r}'.format(other)\nc = '{!r}'.format(d['k'])\n"
     after = before.replace("'{!r}'.format(name)", "f'{name!r}'", 1)
     assert _sites("python", before, after) == [("'{!r}'.format(other)", "f'{other!r}'")]
+
+
+CONVERTED = (
+    'def first(path):\n    label = f"{name} ({path})"\n    return label\n\n\n'
+    'def second(path):\n    label = f"{name} ({path})"\n    log(f"{path}::end")\n    return label\n'
+)
+
+
+def test_an_insertion_tied_only_to_a_variable_waits_for_a_second_example() -> None:
+    after = CONVERTED.replace("({path})", "({path.as_posix()})", 1)
+    assert _sites("python", CONVERTED, after) == []  # a conversion chosen for one use of the value
+
+
+def test_two_examples_of_an_insertion_tied_to_a_variable_repeat_it() -> None:
+    once = CONVERTED.replace("({path})", "({path.as_posix()})", 1)
+    twice = once.replace("({path})", "({path.as_posix()})", 1)
+    first, second = _two_examples("python", CONVERTED, once, twice)
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [("{path}", "{path.as_posix()}")]
+
+
+def test_an_insertion_after_a_member_repeats_after_one_example() -> None:
+    before = "a = box.size\nb = other.size\nc = size\n"
+    assert _sites("python", before, "a = box.size()\nb = other.size\nc = size\n") == [
+        ("other.size", "other.size()")
+    ]  # the member's name ties the sites, not a variable
+
+
+def test_a_name_written_longer_is_a_replacement_not_an_insertion() -> None:
+    before = 'a = f"{size}:"\nb = f"{size}:"\n'
+    after = 'a = f"{cached_size}:"\nb = f"{size}:"\n'
+    assert _sites("python", before, after) == [("{size}", "{cached_size}")]  # one example is enough
+
+
+def test_a_type_given_a_parameter_is_an_anchor_not_a_variable() -> None:
+    before = "def a(cl: type, n: int):\n    pass\n\n\ndef b(cl: type):\n    pass\n"
+    after = before.replace("cl: type,", "cl: type[T],", 1)
+    assert _sites("python", before, after) == [("cl: type", "cl: type[T]")]

@@ -112,3 +112,39 @@ def test_a_parameter_inserted_in_a_function_repeats_in_a_method_with_the_same_ne
             "max_string: int = 80,\n        max_depth: int = 0,\n    )",
         )
     ]
+
+
+def _returned_checks(*titles: str) -> str:
+    calls = (f'check(\n        note=note,\n        title="{title}",\n    )(x)' for title in titles)
+    return "    return " + " or ".join(calls) + "\n"
+
+
+def test_an_argument_run_reading_a_name_still_to_be_bound_repeats_in_the_example_function_only() -> None:
+    before = (
+        f"def first(x):\n    note = 1\n{_returned_checks('a', 'b')}\n\n"
+        f"def second(x):\n    note = 2\n{_returned_checks('c', 'd')}"
+    )
+    written = 'note=note,\n        kind=sized,\n        title="a"'
+    after = before.replace('note=note,\n        title="a"', written, 1)
+    assert _sites("python", before, after) == [
+        ('note=note,\n        title="b",', 'note=note,\n        kind=sized,\n        title="b",')
+    ]  # ``sized`` is to be assigned in first(), not in second()
+
+
+def test_a_parameter_dropped_is_not_dropped_where_the_function_reads_it() -> None:
+    before = (
+        "def test_a(client, scratch, patch):\n    patch(client)\n\n\n"
+        "def test_b(client, scratch, patch):\n    patch(scratch)\n\n\n"
+        "def test_c(client, scratch, patch):\n    patch(client.scratch)\n"
+    )
+    after = before.replace("client, scratch, patch", "client, patch", 1)
+    assert _sites("python", before, after) == [("client, scratch, patch)", "client, patch)")]  # test_c's
+
+
+def test_a_parameter_dropped_while_its_function_still_reads_it_is_dropped_where_others_read_it() -> None:
+    before = (
+        "def test_a(client, strict, patch):\n    patch(client, strict=strict)\n\n\n"
+        "def test_b(client, strict, patch):\n    patch(strict)\n"
+    )
+    after = before.replace("client, strict, patch", "client, patch", 1)
+    assert _sites("python", before, after) == [("client, strict, patch)", "client, patch)")]  # reads next
