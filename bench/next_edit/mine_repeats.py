@@ -21,10 +21,12 @@ getsentry/responses and mahmoud/glom (measured before the eighth round's changes
 python-jsonschema/jsonschema, jazzband/pip-tools, benoitc/gunicorn and tqdm/tqdm (measured only after
 the eighth round, never read); and, before the ninth round's changes, agronholm/anyio,
 jpadilla/pyjwt, Delgan/loguru and theskumar/python-dotenv (the sixth untouched set, measured by the
-lead before and after that round, never read) (all but ``TUNED_ON``: replayed by name only). Rules,
-applied to each commit's modified (not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to
-``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split into blocks (runs of
-changed lines, ``cases.py``):
+lead before and after that round, never read, then read in the tenth); and, before the tenth
+round's changes, more-itertools/more-itertools, dateutil/dateutil, pyparsing/pyparsing and pypa/pipx
+(the seventh untouched set, measured by the lead after that round, never read) (all but
+``TUNED_ON``: replayed by name only). Rules, applied to each commit's modified (not added, deleted
+or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a
+file's change is split into blocks (runs of changed lines, ``cases.py``):
 
 * repeat: two or more blocks of at most ``MAX_BLOCK_LINES`` lines make the same change: the same
   tokens removed and added (whitespace left out, compared with ``difflib`` over ``\\w+`` runs and
@@ -94,6 +96,13 @@ REPOSITORIES = {
         "https://github.com/theskumar/python-dotenv",
         "bca6644d9aedbe287b792b756b3ae3d650cd0d3a",
     ),
+    "more-itertools": (
+        "https://github.com/more-itertools/more-itertools",
+        "2fe1b2eeb9d75f994113fe3ac76d14b6bcd6fb10",
+    ),
+    "dateutil": ("https://github.com/dateutil/dateutil", "c981f9c7aa91b83cc9bd33a09ecee9e751b06e8d"),
+    "pyparsing": ("https://github.com/pyparsing/pyparsing", "efd56db4e59f36b1673ce0eb0823e3afaa9d1201"),
+    "pipx": ("https://github.com/pypa/pipx", "9bb766c055d47b44ea36c342b87ed569e7c442b1"),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was
