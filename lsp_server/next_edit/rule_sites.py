@@ -3,7 +3,9 @@ first, never the example itself, with the text each becomes. Never a site that a
 rule's result (the result standing there or around it, or the result's shape: a second application),
 and, for a rule from a function's definition, never a function in a scope of another kind than the
 examples' or one that has the parameter the rule writes; never a parameter dropped where the
-function's body reads it, unless the example's did too (``sibling_runs.py``).
+function's body reads it, unless the example's did too (``sibling_runs.py``); never a call given a
+keyword argument it passes already; a definition decorated as the examples were only where it uses
+a name from outside that their bodies used (``EditRule.uses``).
 
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
