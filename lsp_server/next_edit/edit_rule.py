@@ -55,6 +55,11 @@ class EditRule:
     variable ties a site to the example (``rule_confidence.inserts_unanchored``).
     ``drops_read``: the example dropped a parameter its function's body still reads (the reads are
     edited next): a site's function may read the parameters the rule drops (``sibling_runs.py``).
+    ``uses``: the example's node was a definition kept whole inside a new one (a decorator written
+    on it): the names its body reads from outside it (an import, a module's function, class or
+    constant; no builtin, parameter or local), after two examples those both read; a site's
+    definition reads one of them (a decorator that skips the tests using ``sh`` goes on those tests,
+    not on every test of the file). Empty: not checked.
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -80,6 +85,7 @@ class EditRule:
     home: bytes | None = None
     inserts: bool = False
     drops_read: bool = False
+    uses: tuple[bytes, ...] = ()
     examples: int = 1
     result: Pattern | None = None
 

@@ -46,7 +46,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
-from lsp_server.next_edit.name_bindings import example_reads, reads_of, values_read
+from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of, values_read
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -69,6 +69,7 @@ MAX_EDIT_BYTES = 2_000
 MAX_WIDENING = 4
 MAX_WORD_LOOKUPS = 5_000
 """Occurrences of a written name looked at to tell whether it is half-typed."""
+_DEFINITIONS = frozenset({"function_definition", "class_definition"})
 _LIST_SUFFIXES = ("_list", "arguments", "parameters", "_body", "block")
 
 
@@ -188,6 +189,7 @@ def _rule_of(
         changes_value=replaces_a_value(old, new),
         quotes=quotes_around_holes(new, numbers),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
+        uses=outer_reads(old) if wraps and old.type in _DEFINITIONS else (),
         result=result_of(new, numbers, pattern),
     )
 

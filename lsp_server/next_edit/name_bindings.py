@@ -91,6 +91,17 @@ def values_read(node: tree_sitter.Node) -> set[bytes]:
     return found
 
 
+def outer_reads(definition: tree_sitter.Node) -> tuple[bytes, ...]:
+    """The names ``definition`` reads from outside itself: not a builtin, nor a name it binds (its
+    parameters, its locals, its own name)."""
+    return tuple(sorted(reads_of(definition, {}) - BUILTIN_NAMES))
+
+
+def reads_any(root: tree_sitter.Node, names: tuple[bytes, ...]) -> bool:
+    """Whether ``root`` reads one of ``names`` as a variable somewhere."""
+    return any(reads_name(root, name) for name in names)
+
+
 def reads_name(root: tree_sitter.Node, name: bytes) -> bool:
     """Whether ``root`` reads ``name`` as a variable somewhere (not as a member or a keyword)."""
     return any(_is_read(node) for node in identifiers_named(root, name))

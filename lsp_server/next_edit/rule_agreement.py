@@ -69,6 +69,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         else (),
         quotes=tuple((holes[0][number], quotes) for number, quotes in first.quotes if number in holes[0]),
         home=first.home if first.home == second.home else None,
+        uses=tuple(sorted(set(first.uses) & set(second.uses))),
         examples=examples,
         result=result,
     )

@@ -3,7 +3,9 @@ first, never the example itself, with the text each becomes. Never a site that a
 rule's result (the result standing there or around it, or the result's shape: a second application),
 and, for a rule from a function's definition, never a function in a scope of another kind than the
 examples' or one that has the parameter the rule writes; never a parameter dropped where the
-function's body reads it, unless the example's did too (``sibling_runs.py``).
+function's body reads it, unless the example's did too (``sibling_runs.py``); never a call given a
+keyword argument it passes already; a definition decorated as the examples were only where it uses
+a name from outside that their bodies used (``EditRule.uses``).
 
 Bounded work, whatever the file: candidates are found from the rule's most telling fixed word by a
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
@@ -30,7 +32,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.name_bindings import ScopeCache, readable_at
+from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_any
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_confidence import inserts_unanchored, too_wide, writes_new_code
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
@@ -40,6 +42,7 @@ from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
 if TYPE_CHECKING:
     import tree_sitter
 
+_KEYWORD = re.compile(rb"([A-Za-z_]\w*)\s*=(?!=)")
 MAX_CANDIDATES = 5_000
 """Occurrences of the anchor word looked at per file: a rule matching thousands of places stops here."""
 MAX_CLIMB = 8
@@ -113,6 +116,7 @@ def _site_at(
                 new = render(reindented(rule.after, rule.indent, line_indent(source, at)), holes)
                 if (
                     _writes_a_parameter_it_has(rule, node, at, last)
+                    or _passes_a_keyword_twice(rule, node)
                     or (not rule.drops_read and drops_a_read_parameter(node, at, last, new))
                     or _already_rewritten(source, at, last, new)
                     or not readable_at(rule, node, tree, source, scopes)
@@ -132,8 +136,12 @@ def _site_at(
                     return None  # rewritten before: the rule would apply a second time
                 if _writes_a_parameter_it_has(rule, node, node.start_byte, node.end_byte):
                     return None
+                if _passes_a_keyword_twice(rule, node):
+                    return None  # the call has the keyword argument the rule writes
                 if not readable_at(rule, node, tree, source, scopes):
                     return None  # the result would read a name nothing binds here
+                if rule.uses and not reads_any(node, rule.uses):
+                    return None  # a definition wrapped as the examples were, using none of what they use
                 if any(quote in bound.get(number, b"") for number, quotes in rule.quotes for quote in quotes):
                     return None  # the hole's text would end the replacement's string
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
@@ -205,6 +213,27 @@ def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node, start: in
         word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"[A-Za-z_]\w*", part)
     }
     return bool((written - fixed) & parameter_names(node, start, end))
+
+
+def _passes_a_keyword_twice(rule: EditRule, node: tree_sitter.Node) -> bool:
+    """Whether the call at ``node`` (its arguments, or the call itself) already passes a keyword
+    argument the rule's replacement writes of its own: the result would pass it twice, which Python
+    refuses (``run(f, limit=n)`` given ``limit=n`` again)."""
+    arguments = node if node.type == "argument_list" else node.child_by_field_name("arguments")
+    if arguments is None or arguments.type != "argument_list":
+        return False
+    fixed = set(fixed_words(rule.before))
+    written = {
+        word for part in rule.after if isinstance(part, bytes) for word in _KEYWORD.findall(part)
+    } - fixed
+    if not written:
+        return False
+    passed = (
+        child.child_by_field_name("name")
+        for child in arguments.named_children
+        if child.type == "keyword_argument"
+    )
+    return any(name is not None and name.text in written for name in passed)
 
 
 def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:
