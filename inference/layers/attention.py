@@ -59,8 +59,8 @@ def paged_attention(
 
     Each sequence's rows attend only over its own blocks, with the same kernel calls as in a call of
     that sequence alone, so batching sequences does not change any sequence's attention output.
-    kernel: a sequence of at most `kernel_rows` new rows (float32, CPU, no sliding window) is
-    attended by the kernels (kernels/attention.h), reading its blocks in place, instead of SDPA.
+    kernel: a sequence of at most `kernel_rows` new rows (float32, CPU) is attended by the kernels
+    (kernels/attention.h), reading its blocks in place (a sliding window's only), instead of SDPA.
     """
     if len(meta.spans) == 1:
         return span_attention(q, k_cache, v_cache, meta.spans[0], scale, sliding_window, kernel, kernel_rows)
@@ -87,9 +87,11 @@ def span_attention(
 ) -> torch.Tensor:
     """Attention of one sequence's new queries q (T, H, D) over its cached keys and values: (T, H, D)."""
     num_new, num_heads, head_dim = q.shape
-    if kernel and num_new <= kernel_rows and sliding_window is None and k_cache.dtype == q.dtype:
+    if kernel and num_new <= kernel_rows and k_cache.dtype == q.dtype:
+        # A local layer's window too: SDPA gave a row other bits in a call of other rows (Gemma 3's
+        # prompt lookup parted from plain decoding), the kernel does not.
         return torch.ops.codedraft_cpu.paged_attention(
-            q, k_cache, v_cache, span.block_table, span.context_len, scale
+            q, k_cache, v_cache, span.block_table, span.context_len, scale, sliding_window or 0
         )
     table, context_len, consecutive_from = span.block_table, span.context_len, span.consecutive_from
     key_start = 0

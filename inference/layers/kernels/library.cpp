@@ -67,16 +67,17 @@ at::Tensor gguf_dequantize(const at::Tensor& blocks, const at::Tensor& rows, int
   return gguf::dequantize(blocks, rows, qtype, width);
 }
 
-// paged_attention: `attend` for q (T, H, D); returns (T, H, D).
+// paged_attention: `attend` for q (T, H, D), over the last `window` positions where window > 0; returns (T, H, D).
 at::Tensor paged_attention(const at::Tensor& q_in, const at::Tensor& k_cache, const at::Tensor& v_cache,
-                           const at::Tensor& block_table, int64_t context_len, double scale) {
+                           const at::Tensor& block_table, int64_t context_len, double scale, int64_t window) {
+  TORCH_CHECK(window >= 0, "window must be 0 (none) or positive");
   TORCH_CHECK(q_in.dim() == 3 && q_in.scalar_type() == at::kFloat, "q must be (T, H, D) float32");
   const Pool pool = pool_of(k_cache, v_cache);
   TORCH_CHECK(q_in.size(2) == pool.head_dim, "q and the pool disagree on the head size");
   const at::Tensor q = q_in.contiguous();
   at::Tensor out = at::empty_like(q);
   attend(q.data_ptr<float>(), q.size(0), q.size(1), pool, block_table.contiguous(), context_len, scale,
-         out.data_ptr<float>());
+         out.data_ptr<float>(), window);
   return out;
 }
 
@@ -203,7 +204,7 @@ TORCH_LIBRARY(codedraft_cpu, lib) {
   lib.def("gguf_dequantize(Tensor blocks, Tensor rows, int qtype, int width) -> Tensor", &codedraft::gguf_dequantize);
   lib.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor", &codedraft::rms_norm);
   lib.def("paged_attention(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, int context_len, "
-          "float scale) -> Tensor", &codedraft::paged_attention);
+          "float scale, int window=0) -> Tensor", &codedraft::paged_attention);
   lib.def("rotate_store_attend(Tensor qkv, Tensor cos, Tensor sin, Tensor(a!) k_cache, Tensor(b!) v_cache, "
           "Tensor slots, Tensor block_table, int context_len, int heads, float scale) -> Tensor",
           &codedraft::rotate_store_attend);

@@ -130,6 +130,35 @@ def test_paged_attention_equals_sdpa(table: list[int], rows: int) -> None:
     )
 
 
+@pytest.mark.parametrize("window", [5, 8, 13, 40])
+@pytest.mark.parametrize("rows", [1, 3])
+def test_paged_attention_in_a_sliding_window_equals_sdpa(window: int, rows: int) -> None:
+    k_cache, v_cache = _pool()
+    span = SequenceSpan(rows, torch.tensor([7, 1, 9, 0, 4, 2]), context_len=23)
+    q = torch.randn(rows, 6, 16, generator=torch.Generator().manual_seed(4))
+    torch.testing.assert_close(
+        span_attention(q, k_cache, v_cache, span, 0.25, window, kernel=True),
+        span_attention(q, k_cache, v_cache, span, 0.25, window),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+
+
+def test_a_windowed_rows_attention_does_not_depend_on_the_other_rows_of_its_call() -> None:
+    # Speculation verifies several rows in one call where plain decoding sends one: the bits must agree.
+    k_cache, v_cache = _pool()
+    table, q = (
+        torch.tensor([7, 1, 9, 0, 4, 2]),
+        torch.randn(4, 6, 16, generator=torch.Generator().manual_seed(6)),
+    )
+    together = torch.ops.codedraft_cpu.paged_attention(q, k_cache, v_cache, table, 23, 0.25, 6)
+    for row in range(4):
+        alone = torch.ops.codedraft_cpu.paged_attention(
+            q[row : row + 1], k_cache, v_cache, table, 20 + row, 0.25, 6
+        )
+        assert torch.equal(alone[0], together[row])
+
+
 def test_rotate_store_attend_equals_the_separate_steps() -> None:
     k_cache, v_cache = _pool()
     table, context_len, heads = torch.tensor([5, 2, 8]), 11, 6
@@ -155,6 +184,10 @@ def test_attention_refuses_blocks_outside_the_pool() -> None:
     with pytest.raises(RuntimeError, match="block id 12 out of range"):
         torch.ops.codedraft_cpu.paged_attention(
             torch.randn(1, 6, 16), k_cache, v_cache, torch.tensor([12]), 3, 1.0
+        )
+    with pytest.raises(RuntimeError, match="window must be 0"):
+        torch.ops.codedraft_cpu.paged_attention(
+            torch.randn(1, 6, 16), k_cache, v_cache, torch.tensor([1]), 3, 1.0, -1
         )
     with pytest.raises(RuntimeError, match="do not cover the context"):
         torch.ops.codedraft_cpu.paged_attention(
