@@ -11,7 +11,11 @@ import torch
 
 from inference.loading import load_model
 from tests.fixtures.tiny_models import make_tiny_checkpoint
-from tests.inference.engine.engine_helpers import assert_cache_hit_and_speculation_exact, one_torch_thread
+from tests.inference.engine.engine_helpers import (
+    assert_cache_hit_and_speculation_exact,
+    exactness_runs,
+    one_torch_thread,
+)
 
 pytestmark = pytest.mark.usefixtures(one_torch_thread.__name__)
 
@@ -42,8 +46,9 @@ def test_cache_hit_and_speculation_are_exact(arch: str, overrides: dict[str, obj
 
 
 def test_gemma3_served_from_k_quant_blocks_with_8_bit_activations_is_exact(tmp_path: Path) -> None:
-    """What `make run` serves: Gemma 3's local layers (attention outside the row-exact kernels) in the
-    `native_q8` form that `auto` picks for a K-quant file."""
+    """What `make run` serves: Gemma 3's local layers in the `native_q8` form that `auto` picks for a
+    K-quant file, whose rows do not depend on the other rows of their call: a cache hit's and prompt
+    lookup's logits are the cold plain run's, bit for bit (local layers attended by SDPA were not)."""
     from gguf import GGMLQuantizationType as Q
 
     from tests.fixtures.tiny_gguf import write_gguf
@@ -62,3 +67,7 @@ def test_gemma3_served_from_k_quant_blocks_with_8_bit_activations_is_exact(tmp_p
     model = load_model(tmp_path / "model.gguf", device="cpu", weights="auto")
     assert model.weights == "native_q8"
     assert_cache_hit_and_speculation_exact(model)
+    runs = exactness_runs(model)
+    assert len(runs.cold.logits) == len(runs.hit.logits) == len(runs.spec.logits) == 24
+    for cold, hit, spec in zip(runs.cold.logits, runs.hit.logits, runs.spec.logits, strict=True):
+        assert torch.equal(cold, hit) and torch.equal(cold, spec)
