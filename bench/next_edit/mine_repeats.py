@@ -23,8 +23,10 @@ the eighth round, never read); and, before the ninth round's changes, agronholm/
 jpadilla/pyjwt, Delgan/loguru and theskumar/python-dotenv (the sixth untouched set, measured by the
 lead before and after that round, never read, then read in the tenth); and, before the tenth
 round's changes, more-itertools/more-itertools, dateutil/dateutil, pyparsing/pyparsing and pypa/pipx
-(the seventh untouched set, measured by the lead after that round, never read) (all but
-``TUNED_ON``: replayed by name only). Rules, applied to each commit's modified (not added, deleted
+(the seventh untouched set, measured by the lead after that round, never read); and PyCQA/flake8,
+pypa/build, spulec/freezegun and python-humanize/humanize (the eighth untouched set, mined before the
+eleventh round's changes with the same rules and limits, measured by the lead after that round) (all
+but ``TUNED_ON``: replayed by name only). Rules, applied to each commit's modified (not added, deleted
 or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a
 file's change is split into blocks (runs of changed lines, ``cases.py``):
 
@@ -103,6 +105,13 @@ REPOSITORIES = {
     "dateutil": ("https://github.com/dateutil/dateutil", "c981f9c7aa91b83cc9bd33a09ecee9e751b06e8d"),
     "pyparsing": ("https://github.com/pyparsing/pyparsing", "efd56db4e59f36b1673ce0eb0823e3afaa9d1201"),
     "pipx": ("https://github.com/pypa/pipx", "9bb766c055d47b44ea36c342b87ed569e7c442b1"),
+    "flake8": ("https://github.com/PyCQA/flake8", "48f2ca8bf7c15a2b8ff8be9463182e1e7c5e0c48"),
+    "build": ("https://github.com/pypa/build", "b317437d2b5cddea5c7b45f72d1ae8af915e9815"),
+    "freezegun": ("https://github.com/spulec/freezegun", "c9bf52c5aa12ea1b5b8647a136a92504ea071f2f"),
+    "humanize": (
+        "https://github.com/python-humanize/humanize",
+        "c3a124cdeb272d7f63bc0aa66f79c6fbafd2fc6d",
+    ),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was
