@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from lsp_server.next_edit.comment_edits import LineShape
 from lsp_server.next_edit.edit_pattern import Pattern, Template, fixed_words
+from lsp_server.next_edit.member_bindings import MemberHome
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class EditRule:
     constant; no builtin, parameter or local), after two examples those both read; a site's
     definition reads one of them (a decorator that skips the tests using ``sh`` goes on those tests,
     not on every test of the file). Empty: not checked.
+    ``members``: methods the replacement calls on ``self`` of its own, and the example's class: a site
+    lies where ``self`` has them (``member_bindings.py``).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -86,6 +89,7 @@ class EditRule:
     inserts: bool = False
     drops_read: bool = False
     uses: tuple[bytes, ...] = ()
+    members: MemberHome | None = None
     examples: int = 1
     result: Pattern | None = None
 

@@ -14,8 +14,9 @@ annotation remembers the name annotated (``Optional[str]`` changed for ``path`` 
 otherwise (``type_spellings.py``: ``Union[A, B]`` -> ``A | B``); a rule of a whole function
 definition remembers the kind of scope the function is defined in (a parameter added to a method
 is not added to a nested function of the same name); a rule remembers the names its replacement
-reads of its own, to be bound at a site as at the example (``name_bindings.py``). A node kept whole
-inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
+reads of its own, to be bound at a site as at the example (``name_bindings.py``), and the methods
+it calls on ``self``, which a site's class has as the example's does (``member_bindings.py``). A node
+kept whole inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
 another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
 examples), and a value is wrapped again only where it stands in the kind of node the example's
 stood in (a value wrapped where it is returned is not wrapped where it is compared). Deleting a node or
@@ -46,6 +47,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
+from lsp_server.next_edit.member_bindings import member_home, members_called
 from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of, values_read
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.rule_parts import (
@@ -190,6 +192,7 @@ def _rule_of(
         quotes=quotes_around_holes(new, numbers),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         uses=outer_reads(old) if wraps and old.type in _DEFINITIONS else (),
+        members=member_home(tuple(sorted(members_called(new, numbers) - members_called(old, numbers))), new),
         result=result_of(new, numbers, pattern),
     )
 

@@ -17,6 +17,7 @@ from lsp_server.next_edit.edit_pattern import (
     reindented,
 )
 from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.member_bindings import merged
 
 
 def agree(first: EditRule, second: EditRule) -> EditRule | None:
@@ -70,6 +71,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         quotes=tuple((holes[0][number], quotes) for number, quotes in first.quotes if number in holes[0]),
         home=first.home if first.home == second.home else None,
         uses=tuple(sorted(set(first.uses) & set(second.uses))),
+        members=merged(first.members, second.members),
         examples=examples,
         result=result,
     )

@@ -11,7 +11,8 @@ Bounded work, whatever the file: candidates are found from the rule's most telli
 byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, each climbs at most
 ``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule too wide
 to be a guess worth showing (``rule_confidence.py``) has no sites. No site where a name the
-replacement reads is not bound (``name_bindings.py``).
+replacement reads is not bound (``name_bindings.py``), nor where ``self`` lacks a method it calls
+(``member_bindings.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
 from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_any
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.rule_confidence import inserts_unanchored, too_wide, writes_new_code
@@ -78,10 +80,11 @@ def find_sites(
     anchor = anchors[0]
     found: dict[tuple[int, int], Site] = {}
     scopes: ScopeCache = {}
+    classes: ClassCache = {}
     for start, whole in token_starts(source, anchor, MAX_CANDIDATES):
         if not whole:
             continue
-        site = _site_at(rule, tree, source, (start, start + len(anchor)), scopes)
+        site = _site_at(rule, tree, source, (start, start + len(anchor)), (scopes, classes))
         if site is not None:
             found.setdefault((site.start, site.end), site)
     ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))
@@ -98,10 +101,16 @@ def find_sites(
 
 
 def _site_at(
-    rule: EditRule, tree: tree_sitter.Tree, source: bytes, span: tuple[int, int], scopes: ScopeCache
+    rule: EditRule,
+    tree: tree_sitter.Tree,
+    source: bytes,
+    span: tuple[int, int],
+    caches: tuple[ScopeCache, ClassCache],
 ) -> Site | None:
-    """The smallest node around bytes ``span`` where the rule applies, as a site; ``scopes`` caches
-    the scopes binding the names the rule reads (``name_bindings.py``)."""
+    """The smallest node around bytes ``span`` where the rule applies, as a site; ``caches`` hold the
+    scopes binding the names the rule reads (``name_bindings.py``) and the classes' attributes
+    (``member_bindings.py``)."""
+    scopes, classes = caches
     node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(*span)
     root_type = rule.before.type
     for _ in range(MAX_CLIMB):
@@ -120,6 +129,7 @@ def _site_at(
                     or (not rule.drops_read and drops_a_read_parameter(node, at, last, new))
                     or _already_rewritten(source, at, last, new)
                     or not readable_at(rule, node, tree, source, scopes)
+                    or not members_reachable(rule.members, node, classes)
                 ):
                     return None
                 return Site(at, last, source[at:last], new)
@@ -140,6 +150,8 @@ def _site_at(
                     return None  # the call has the keyword argument the rule writes
                 if not readable_at(rule, node, tree, source, scopes):
                     return None  # the result would read a name nothing binds here
+                if not members_reachable(rule.members, node, classes):
+                    return None  # nor a method ``self`` lacks here
                 if rule.uses and not reads_any(node, rule.uses):
                     return None  # a definition wrapped as the examples were, using none of what they use
                 if any(quote in bound.get(number, b"") for number, quotes in rule.quotes for quote in quotes):
