@@ -12,7 +12,9 @@ case: the user types its one block; the right answer is no edit.
 Every accepted edit is scored against the commit: right when it changes only what the way to the
 commit's text (all its blocks in the file) changes (``scoring.is_on_the_way``: token distances,
 whitespace left out, since the commits were often re-flowed by a formatter, which a user's next
-edits are not). Recall is counted twice: the share of the group's blocks left to predict that the
+edits are not). A user who reads each edit before the Tab dismisses the first wrong one, which stops its rule:
+``outcomes`` keeps the order, and the report counts what such a user is shown too. Recall is counted
+twice: the share of the group's blocks left to predict that the
 accepted edits made (sites), and the share of the token distance from the user's text to the group
 made everywhere that they covered (tokens: a large block weighs more).
 """
@@ -63,6 +65,7 @@ class Replayed:
     first_ms: list[float] = field(default_factory=list)
     chain_ms: list[float] = field(default_factory=list)
     wrong: list[tuple[str, str]] = field(default_factory=list)
+    outcomes: list[bool] = field(default_factory=list)  # each accepted edit right or not, in order
 
 
 class _Documents:
@@ -183,9 +186,10 @@ async def _ask_and_accept(
         edit, text = edits[0], session.text
         after = edit.applied_to(text)
         result.accepted += 1
-        if is_on_the_way(text, after, truth):
-            result.right += 1
-        else:
+        right = is_on_the_way(text, after, truth)
+        result.right += right
+        result.outcomes.append(right)
+        if not right:
             result.wrong.append((edit.old, edit.new))
         if is_on_the_way(text, after, wanted):
             result.predicted += code_token_distance(text, after)

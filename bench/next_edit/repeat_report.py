@@ -27,6 +27,12 @@ class RepeatFigures:
     tokens_done: int
     reverts: int
     second_example: int  # cases where the user made a second example
+    reviewed_shown: int  # edits shown to a user who dismisses the first wrong one (its rule stops)
+    reviewed_right: int  # of them, right
+
+    @property
+    def reviewed_precision(self) -> float | None:
+        return self.reviewed_right / self.reviewed_shown if self.reviewed_shown else None
 
     @property
     def precision(self) -> float | None:
@@ -53,7 +59,14 @@ def figures_of(results: Sequence[Replayed]) -> RepeatFigures:
         tokens_done=sum(r.predicted for r in results),
         reverts=sum(r.reverts for r in results),
         second_example=sum(r.examples > 1 for r in results),
+        reviewed_shown=sum(len(_until_dismissed(r.outcomes)) for r in results),
+        reviewed_right=sum(sum(_until_dismissed(r.outcomes)) for r in results),
     )
+
+
+def _until_dismissed(outcomes: list[bool]) -> list[bool]:
+    """The edits a user who dismisses the first wrong one is shown: up to it, it included."""
+    return outcomes[: outcomes.index(False) + 1] if False in outcomes else outcomes
 
 
 def _percent(value: float | None) -> str:
@@ -88,6 +101,10 @@ def print_repeat_figures(results: Sequence[Replayed]) -> None:
     f = figures_of(repeats)
     print(
         f"a second example typed in {f.second_example} repeat cases; reverts of the user's edit: {f.reverts}"
+    )
+    print(
+        "a user dismissing the first wrong edit (its rule stops) is shown: precision "
+        f"{_percent(f.reviewed_precision)} ({f.reviewed_right}/{f.reviewed_shown})"
     )
     quiet = sum(not r.shown for r in silences)
     wrong = sum(r.accepted for r in silences)

@@ -9,7 +9,8 @@ import pytest
 
 from bench.next_edit.cases import Block, Case, blocks_between, load_cases
 from bench.next_edit.mine_repeats import REPOSITORIES, cases_file, kind_of, repeated_group
-from bench.next_edit.repeat_replay import replay, replay_all
+from bench.next_edit.repeat_replay import Replayed, replay, replay_all
+from bench.next_edit.repeat_report import figures_of
 from bench.next_edit.scoring import code_token_distance, is_on_the_way
 
 FILLER = "".join(f"value_{n} = compute({n})\n" for n in range(20))
@@ -92,6 +93,7 @@ def test_cases_replayed_in_either_order_give_the_same_results() -> None:
     assert forward == backward
     assert forward["r"] == (2, 2, 2, 2, 1, [])
     assert forward["w"] == (2, 1, 1, 1, 1, [("fetch(url)", "list(fetch(url))")])  # one site the commit left
+    assert replay_all([other])[0].outcomes == [False, True]  # the nearest site first: the one it left
 
 
 def test_the_committed_case_files_hold_repeats_and_silences_of_three_repositories() -> None:
@@ -99,3 +101,16 @@ def test_the_committed_case_files_hold_repeats_and_silences_of_three_repositorie
         cases = load_cases(cases_file(name))
         assert {case.kind for case in cases} == {"repeat", "silence"}
         assert all(repeated_group(c.before, c.after) is not None for c in cases if c.kind == "repeat")
+
+
+def test_a_user_who_dismisses_the_first_wrong_edit_is_shown_the_edits_up_to_it() -> None:
+    chains = [[True, True, False, True, False], [True, True], [False, True], []]
+    results = [
+        Replayed(f"c{n}", "repeat", "inserted", outcomes=outcomes) for n, outcomes in enumerate(chains)
+    ]
+    for result in results:
+        result.accepted, result.right = len(result.outcomes), sum(result.outcomes)
+    figures = figures_of(results)
+    assert (figures.right, figures.accepted) == (6, 9)
+    assert (figures.reviewed_right, figures.reviewed_shown) == (4, 6)
+    assert figures.reviewed_precision == 4 / 6
