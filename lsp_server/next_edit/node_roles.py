@@ -13,6 +13,7 @@ ARGUMENT_LISTS = frozenset({"argument_list", "arguments"})
 CALLS = frozenset({"call", "call_expression"})
 _AWAITED = frozenset({"await", "await_expression"})
 _ANNOTATION_FIELDS = frozenset({"type", "return_type"})
+_TYPED_PARAMETERS = frozenset({"typed_parameter", "typed_default_parameter"})
 MAX_ANNOTATION_DEPTH = 8
 """Ancestors climbed to find the annotation a node lies in (types nest: ``Optional[Dict[str, int]]``)."""
 _WRITES = frozenset(
@@ -54,7 +55,11 @@ def is_name(node: tree_sitter.Node) -> bool:
 def annotated_name(node: tree_sitter.Node) -> bytes | None:
     """The name whose type annotation holds ``node`` (``x`` for ``Optional[int]`` in ``x:
     Optional[int] = None``, a function's name for its return type); None outside annotations. A type
-    is changed for what it annotates: ``Optional`` alone would match every optional type."""
+    is changed for what it annotates: ``Optional`` alone would match every optional type. A typed
+    parameter is its own name's (``path: str`` -> ``path: Path | str`` is no change of ``base: str``)."""
+    if node.type in _TYPED_PARAMETERS:
+        name = node.named_children[0] if node.named_children else None
+        return name.text if name is not None and name.type == "identifier" else None
     at = node
     for _ in range(MAX_ANNOTATION_DEPTH):
         parent = at.parent

@@ -114,6 +114,7 @@ def _writes_a_word(rule: EditRule) -> bool:
 
 def _leads_with_keyword(rule: EditRule) -> bool:
     """Whether the rule's node starts with a fixed keyword (``print`` in ``print x``), which tells a
-    statement's kind; an operator between holes (``□ in □``) matches every such expression."""
+    statement's kind; an operator between holes (``□ in □``) or before one (``not □``: found in the
+    humanize history made ``□ == 0`` at every negation) matches every such expression."""
     first = rule.before.children[0] if isinstance(rule.before, Branch) and rule.before.children else None
-    return isinstance(first, Leaf) and is_word(first.text)
+    return isinstance(first, Leaf) and is_word(first.text) and first.text not in OPERATOR_WORDS

@@ -90,6 +90,18 @@ def test_a_type_changed_in_one_annotation_is_changed_where_it_annotates_the_same
     assert _sites("python", before, after) == [("Optional[bool]", "Union[bool, Literal[False], None]")]
 
 
+def test_a_parameters_type_widened_is_widened_where_the_same_name_is_typed_so_only() -> None:
+    before = (
+        "def extract(tar: TarFile, path: str) -> None:\n    pass\n\n\n"
+        "def extract_all(tar: TarFile, path: str) -> None:\n    pass\n\n\n"
+        "def validate(member: TarInfo, base: str) -> None:\n    pass\n"
+    )
+    after = before.replace("path: str", "path: Path | str", 1)
+    assert _sites("python", before, after) == [
+        ("path: str", "path: Path | str")
+    ]  # found in the build history
+
+
 def test_two_examples_annotating_different_names_change_the_type_wherever_it_annotates() -> None:
     before = "def a(x: Optional[int], y: Optional[str], z: Optional[bytes]) -> Optional[int]:\n    pass\n"
     once = before.replace("x: Optional[int]", "x: int", 1)
@@ -281,3 +293,9 @@ def test_a_short_replacement_of_a_line_is_still_repeated_at_its_copies() -> None
     before = "class Box:\n    size = length\n\n\nclass Bag:\n    size = length\n"
     after = before.replace("size = length", "size = count", 1)
     assert _sites("python", before, after) == [("size = length", "size = count")]
+
+
+def test_a_negation_rewritten_once_is_no_rule_of_its_own() -> None:
+    before = "if not years and days < 1:\n    pass\nif not now:\n    pass\nif not texts:\n    pass\n"
+    after = before.replace("not years", "years == 0", 1)
+    assert _sites("python", before, after) == []  # ``not`` is an operator, not a statement's keyword
