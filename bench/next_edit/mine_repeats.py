@@ -25,10 +25,12 @@ lead before and after that round, never read, then read in the tenth); and, befo
 round's changes, more-itertools/more-itertools, dateutil/dateutil, pyparsing/pyparsing and pypa/pipx
 (the seventh untouched set, measured by the lead after that round, never read); and PyCQA/flake8,
 pypa/build, spulec/freezegun and python-humanize/humanize (the eighth untouched set, mined before the
-eleventh round's changes with the same rules and limits, measured by the lead after that round) (all
-but ``TUNED_ON``: replayed by name only). Rules, applied to each commit's modified (not added, deleted
-or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a
-file's change is split into blocks (runs of changed lines, ``cases.py``):
+eleventh round's changes with the same rules and limits, measured by the lead after that round); and
+python-trio/trio, tox-dev/tox, PyCQA/isort and pypa/twine (the ninth untouched set, mined during the
+eleventh round with the same rules and limits, measured by the lead only after that round's changes,
+never read) (all but ``TUNED_ON``: replayed by name only). Rules, applied to each commit's modified
+(not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8,
+with "\\n" line ends; a file's change is split into blocks (runs of changed lines, ``cases.py``):
 
 * repeat: two or more blocks of at most ``MAX_BLOCK_LINES`` lines make the same change: the same
   tokens removed and added (whitespace left out, compared with ``difflib`` over ``\\w+`` runs and
@@ -112,6 +114,10 @@ REPOSITORIES = {
         "https://github.com/python-humanize/humanize",
         "c3a124cdeb272d7f63bc0aa66f79c6fbafd2fc6d",
     ),
+    "trio": ("https://github.com/python-trio/trio", "60d0c2f84854ec6ef74995663dcdce3296840485"),
+    "tox": ("https://github.com/tox-dev/tox", "ccb12fc2e1bb9df0da860be4af175e9b97949fbc"),
+    "isort": ("https://github.com/PyCQA/isort", "0cba6f6111a07cc05b167008dda0727ecca907c5"),
+    "twine": ("https://github.com/pypa/twine", "f536ac5d0c77a24a997854328e64644f576b4992"),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was
