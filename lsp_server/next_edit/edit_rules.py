@@ -53,6 +53,7 @@ from lsp_server.next_edit.node_roles import annotated_name, callee_around, repla
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
     hole_texts,
+    imported_names,
     kept_below,
     pattern_of,
     quotes_around_holes,
@@ -171,7 +172,7 @@ def _rule_of(
     list))``): it is what the rule is about."""
     if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES):
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
-    kept = kept_below(new.children)
+    kept = kept_below(new.children) - imported_names(old, new)
     numbers: dict[bytes, int] = {}
     pattern = pattern_of(old, (old, changed), kept, numbers)
     if not fixed_words(pattern):

@@ -154,3 +154,19 @@ def kept_below(nodes: list[tree_sitter.Node]) -> set[tuple[str, bytes | None]]:
             found.add((child.type, child.text))
         stack.extend(child.children)
     return found
+
+
+def imported_names(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[str, bytes | None]]:
+    """The names ``old``, a ``from … import …`` line, imports, when ``new`` keeps its module: kept,
+    they stay fixed in the rule and its module is the hole, so a name added to the line is added to
+    its siblings, the lines importing the same names from another module (``from typing_extensions
+    import Self`` and ``from typing import Self`` in a version check). Nothing for other nodes."""
+    if old.type != "import_from_statement" or new.type != old.type:
+        return set()
+    module, new_module = old.child_by_field_name("module_name"), new.child_by_field_name("module_name")
+    if module is None or new_module is None or module.text != new_module.text:
+        return set()
+    found = set()
+    for name in old.children_by_field_name("name"):
+        found |= {(name.type, name.text)} | {(child.type, child.text) for child in name.named_children}
+    return found

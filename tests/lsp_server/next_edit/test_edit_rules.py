@@ -106,6 +106,15 @@ EXAMPLES = [
         id="import line changed in its siblings",
     ),
     pytest.param(
+        "python",
+        "if NEW:\n    from typing import Self\nelse:\n    from typing_extensions import Self\n"
+        "from typing import Any\n",
+        "if NEW:\n    from typing import Self\nelse:\n    from typing_extensions import NotRequired, Self\n"
+        "from typing import Any\n",
+        [("from typing import Self", "from typing import NotRequired, Self")],
+        id="a name added to an import, added where the same names come from another module",
+    ),
+    pytest.param(
         "javascript",
         "const t = 1;\nfetch(url);\nfetch(other);\n// fetch(third);\nconst s = 'fetch(4)';\n",
         "const t = 1;\nfetch(url, {timeout: t});\nfetch(other);\n// fetch(third);\nconst s = 'fetch(4)';\n",
