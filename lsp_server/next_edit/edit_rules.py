@@ -245,10 +245,11 @@ def _is_expression(node: tree_sitter.Node) -> bool:
 
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
     """Whether a name the edit wrote is found nowhere else in the file but as the start of a longer
-    one: the user is still typing it."""
+    one: the user is still typing it (not a name called: its parenthesis was typed after it)."""
     old_words = set(fixed_words(rule.before))
     written = {part for part in rule.after if isinstance(part, bytes)}
-    names = {w for part in written for w in re.findall(rb"[A-Za-z_]\w*(?![\w\"'])", part)}  # no f"…" prefix
+    # no f"…" prefix; nor a name its call's parenthesis follows: the user has typed past it (``_("a")``)
+    names = {w for part in written for w in re.findall(rb"[A-Za-z_]\w*(?![\w\"'(])", part)}
     for word in names - old_words:
         if any(old.startswith(word) for old in old_words):
             continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed

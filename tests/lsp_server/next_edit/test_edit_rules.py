@@ -192,6 +192,13 @@ def test_no_rule_from_an_unfinished_or_giant_edit(before: str, after: str) -> No
     assert _learned("python", before, after) is None
 
 
+def test_a_short_name_called_is_typed_whole_though_longer_names_start_with_it() -> None:
+    before = 'def when(d):\n    if _d(d):\n        return "a moment"\n    return "a second"\n'
+    after = before.replace('"a moment"', '_("a moment")')
+    learned = _learned("python", before, after)  # ``_`` (gettext) is written nowhere else yet
+    assert learned is not None and learned.rule.after == (b"return _(", 0, 1, 0, b")")
+
+
 def test_a_change_of_one_common_token_stays_quiet_until_a_second_example_agrees() -> None:
     before = "a = 0\nb = 0\nc = 0\n"
     first = _learned("python", before, "a = 1\nb = 0\nc = 0\n")
