@@ -170,7 +170,7 @@ def _rule_of(
     recognise it by (its parent may). ``changed``, the smallest node the edit replaced, stays fixed
     even where the new text keeps it (``list`` in ``isinstance(v, list)`` -> ``isinstance(v, (tuple,
     list))``): it is what the rule is about."""
-    if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES):
+    if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES) or old.type == "type_parameter":
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
     kept = kept_below(new.children) - imported_names(old, new)
     numbers: dict[bytes, int] = {}

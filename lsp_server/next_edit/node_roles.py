@@ -47,8 +47,11 @@ def field_of(node: tree_sitter.Node) -> str | None:
 def is_name(node: tree_sitter.Node) -> bool:
     """What is called (``f`` in ``f(x)``, ``obj.f`` in ``obj.f(x)``, whose receiver may still be a
     hole), or a leaf that names what is read or passed (``size`` in ``obj.size``, ``key`` in
-    ``key=value``): fixed in a rule, never a hole."""
+    ``key=value``), or a generic type's name (``Generator`` in ``Generator[str, None, None]``, as a
+    callee is its call's): fixed in a rule, never a hole."""
     field = field_of(node)
+    if node.type == "identifier" and node.parent is not None and node.parent.type == "generic_type":
+        return node.prev_sibling is None
     return field == "function" or (node.child_count == 0 and field in _NAME_FIELDS)
 
 

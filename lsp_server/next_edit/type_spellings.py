@@ -1,9 +1,11 @@
-"""Whether an edit inside a type annotation only spells the same type another way: a name qualified
-or unqualified (``Iterator[bytes]`` -> ``typing.Iterator[bytes]``), ``Optional``/``Union`` written
-with ``|`` (``Union[A, B]`` -> ``A | B``, ``Optional[T]`` -> ``T | None``), a ``typing`` alias
-replaced by its builtin (``List[int]`` -> ``list[int]``). Such a change is a style the user applies
-wherever the type is written, unlike a change of what one name's type means (``Optional[Engine]``
--> ``Union[Engine, Literal[False], None]``), which ``edit_rules.py`` ties to the name annotated."""
+"""Whether an edit inside a type annotation only spells the same type another way: a name qualified or
+unqualified (``Iterator[bytes]`` -> ``typing.Iterator[bytes]``), ``Optional``/``Union`` written with
+``|`` (``Union[A, B]`` -> ``A | B``, ``Optional[T]`` -> ``T | None``), a ``typing`` alias replaced
+by its builtin (``List[int]`` -> ``list[int]``), a generic's trailing ``None`` arguments left to
+their defaults (``Generator[str, None, None]`` -> ``Generator[str]``). Such a change is a style the
+user applies wherever the type is written, unlike a change of what one name's type means
+(``Optional[Engine]`` -> ``Union[Engine, Literal[False], None]``), which ``edit_rules.py`` ties to
+the name annotated."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ _BUILTIN_ALIASES = {
     b"Type": b"type",
 }
 _WORD = re.compile(rb"([A-Za-z_]\w*)(\s*\.)?")
+_TRAILING_NONES = re.compile(rb"(?:\s*,\s*None)+(?=\s*\])")
 
 
 def _meaning(text: bytes) -> Counter[bytes]:
@@ -36,4 +39,9 @@ def _meaning(text: bytes) -> Counter[bytes]:
 def same_type_respelled(old: bytes, new: bytes) -> bool:
     """Whether ``new`` writes the type ``old`` writes, only spelled otherwise (see the module's
     docstring); False when the texts are the same."""
-    return old != new and _meaning(old) == _meaning(new)
+    if old == new:
+        return False
+    defaulted = b"".join(_TRAILING_NONES.sub(b"", old).split())
+    return _meaning(old) == _meaning(new) or (
+        defaulted != b"".join(old.split()) and defaulted == b"".join(new.split())
+    )

@@ -20,6 +20,10 @@ from lsp_server.next_edit.type_spellings import same_type_respelled
         (b"Optional[Engine]", b"Union[Engine, Literal[False], None]", False),
         (b"Iterator[bytes]", b"Iterator[str]", False),
         (b"Iterator[bytes]", b"Iterator[bytes]", False),
+        (b"Generator[str, None, None]", b"Generator[str]", True),
+        (b"Generator[None, None, None]", b"Generator[None]", True),
+        (b"Generator[str, None, None]", b"Generator[int]", False),
+        (b"Generator[str, int, None]", b"Generator[str]", False),
     ],
 )
 def test_a_type_respelled_means_the_same_words(old: bytes, new: bytes, same: bool) -> None:
