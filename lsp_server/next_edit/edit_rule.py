@@ -24,7 +24,8 @@ class EditRule:
     not added to a nested function of the same name). A run of parameters (``sibling_runs.py``) is
     told by its neighbours instead.
     ``role``: the example node's field in its parent, when it was the called function or the receiver
-    (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read).
+    (a site elsewhere is another shape: ``obj.size`` in ``obj.size()`` is no attribute read); any
+    role for a receiver replaced under a kept member (``receiver_edits.ANY_ROLE``).
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
     ``deletes``: the rule deletes its node: "line" with the line it stands alone on (a decorator),
     "inline" with the spaces before it (a trailing comment); ``after`` is then empty.

@@ -50,6 +50,7 @@ from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.member_bindings import member_home, members_called
 from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of, values_read
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
+from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
     hole_texts,
@@ -178,13 +179,16 @@ def _rule_of(
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)
+    swapped = member_hole(old, new, changed, (pattern, template), numbers)
+    if swapped is not None:
+        pattern, template = swapped
     wraps = _wraps(old, new)
     return EditRule(
         pattern,
         template,
         callee=callee_around(old),
         annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
-        role=role_of(old),
+        role=ANY_ROLE if swapped is not None else role_of(old),
         reshapes=old.type != new.type and not wraps,
         breaks=breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers)),
         beside=wraps and new.type.endswith(("block", "module")),

@@ -36,6 +36,7 @@ from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
 from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_any
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
+from lsp_server.next_edit.receiver_edits import ANY_ROLE
 from lsp_server.next_edit.rule_confidence import inserts_unanchored, too_wide, writes_new_code
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
@@ -210,7 +211,7 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         return False
     if rule.wrapped_in and (node.parent is None or node.parent.type not in rule.wrapped_in):
         return False
-    return role_of(node) == rule.role and _defined_alike(rule, node)
+    return rule.role in (ANY_ROLE, role_of(node)) and _defined_alike(rule, node)
 
 
 def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node, start: int, end: int) -> bool:

@@ -107,6 +107,20 @@ EXAMPLES = [
     ),
     pytest.param(
         "python",
+        "e: importlib_metadata.EntryPoint\nfor d in importlib_metadata.distributions():\n    o.EntryPoint\n",
+        "e: importlib.metadata.EntryPoint\nfor d in importlib_metadata.distributions():\n    o.EntryPoint\n",
+        [("importlib_metadata.distributions", "importlib.metadata.distributions")],
+        id="a receiver replaced under one member, replaced under its others, however used",
+    ),
+    pytest.param(
+        "javascript",
+        "const a = util.format(x);\nutil.inspect.custom = 1;\nlog.format(y);\n",
+        "const a = nodeUtil.format(x);\nutil.inspect.custom = 1;\nlog.format(y);\n",
+        [("util.inspect", "nodeUtil.inspect")],
+        id="a receiver replaced in JavaScript",
+    ),
+    pytest.param(
+        "python",
         "if NEW:\n    from typing import Self\nelse:\n    from typing_extensions import Self\n"
         "from typing import Any\n",
         "if NEW:\n    from typing import Self\nelse:\n    from typing_extensions import NotRequired, Self\n"
