@@ -59,7 +59,8 @@ def annotated_name(node: tree_sitter.Node) -> bytes | None:
     """The name whose type annotation holds ``node`` (``x`` for ``Optional[int]`` in ``x:
     Optional[int] = None``, a function's name for its return type); None outside annotations. A type
     is changed for what it annotates: ``Optional`` alone would match every optional type. A typed
-    parameter is its own name's (``path: str`` -> ``path: Path | str`` is no change of ``base: str``)."""
+    parameter is its own name's (``path: str`` -> ``path: Path | str`` is no change of ``base: str``),
+    an attribute annotated its member's (``_tokdict`` in ``self._tokdict: dict[str, Any]``)."""
     if node.type in _TYPED_PARAMETERS:
         name = node.named_children[0] if node.named_children else None
         return name.text if name is not None and name.type == "identifier" else None
@@ -82,6 +83,8 @@ def annotated_name(node: tree_sitter.Node) -> bytes | None:
                 ),
                 None,
             )
+            if named is not None and named.type in ("attribute", "member_expression"):
+                named = named.named_children[-1] if named.named_children else None  # ``self._tokdict``
             return named.text if named is not None and named.child_count == 0 and named != at else None
         at = parent
     return None

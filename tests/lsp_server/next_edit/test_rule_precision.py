@@ -102,6 +102,17 @@ def test_a_parameters_type_widened_is_widened_where_the_same_name_is_typed_so_on
     ]  # found in the build history
 
 
+def test_a_type_changed_for_an_attribute_is_changed_where_it_annotates_that_attribute_only() -> None:
+    before = (
+        "class R:\n    def __init__(self):\n        self._tokdict: dict[str, Any] = {}\n"
+        "        self._names: dict[int, Any] = {}\n\n    def copy(self):\n"
+        "        other._tokdict: dict[str, Any] = {}\n"
+    )
+    after = before.replace("self._tokdict: dict[str, Any]", "self._tokdict: dict[str, list[Any]]", 1)
+    # found in the pyparsing history, where the change was for one attribute only
+    assert _sites("python", before, after) == [("dict[str, Any]", "dict[str, list[Any]]")]
+
+
 def test_two_examples_annotating_different_names_change_the_type_wherever_it_annotates() -> None:
     before = "def a(x: Optional[int], y: Optional[str], z: Optional[bytes]) -> Optional[int]:\n    pass\n"
     once = before.replace("x: Optional[int]", "x: int", 1)
