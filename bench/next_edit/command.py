@@ -33,6 +33,7 @@ from lsprotocol import types
 
 from bench.lsp import BenchClient, wait_until_indexed
 from bench.next_edit.cases import CASES_FILE, KINDS, Case, load_cases
+from bench.next_edit.mine_repeats import REPOSITORIES, TUNED_ON
 from bench.next_edit.replay import Chain, Replayer, Step, server_environment
 from bench.next_edit.report import print_figures, summarize
 from inference.client import InferenceClient
@@ -136,9 +137,8 @@ def main(argv: list[str]) -> int:
         default=None,
         metavar="NAMES",
         help="edits by example, no model: replay the repeat cases of these repositories (comma-separated; "
-        "default httpx, attrs, rich; held out: fastapi, starlette, requests, alembic, pluggy, uvicorn, "
-        "tomlkit, pytest-mock, httpie, httpcore, yarl, cattrs, structlog, marshmallow, packaging, sqlparse, "
-        "boltons); "
+        f"default {', '.join(TUNED_ON)}; held out: "
+        f"{', '.join(name for name in REPOSITORIES if name not in TUNED_ON)}); "
         "--limit and --max-chain apply",
     )
     parser.add_argument(
