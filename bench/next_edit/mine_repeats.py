@@ -23,9 +23,10 @@ the eighth round, never read); and, before the ninth round's changes, agronholm/
 jpadilla/pyjwt, Delgan/loguru and theskumar/python-dotenv (the sixth untouched set, measured by the
 lead before and after that round, never read, then read in the tenth); and, before the tenth
 round's changes, more-itertools/more-itertools, dateutil/dateutil, pyparsing/pyparsing and pypa/pipx
-(the seventh untouched set, measured by the lead after that round, never read); and PyCQA/flake8,
-pypa/build, spulec/freezegun and python-humanize/humanize (the eighth untouched set, mined before the
-eleventh round's changes with the same rules and limits, measured by the lead after that round); and
+(the seventh untouched set, measured by the lead after that round, read in the eleventh); and
+PyCQA/flake8, pypa/build, spulec/freezegun and python-humanize/humanize (the eighth untouched set,
+mined before the eleventh round's changes with the same rules and limits, measured by the lead
+before that round's changes, then read in it); and
 python-trio/trio, tox-dev/tox, PyCQA/isort and pypa/twine (the ninth untouched set, mined during the
 eleventh round with the same rules and limits, measured by the lead only after that round's changes,
 never read) (all but ``TUNED_ON``: replayed by name only). Rules, applied to each commit's modified
