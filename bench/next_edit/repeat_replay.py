@@ -12,11 +12,11 @@ case: the user types its one block; the right answer is no edit.
 Every accepted edit is scored against the commit: right when it changes only what the way to the
 commit's text (all its blocks in the file) changes (``scoring.is_on_the_way``: token distances,
 whitespace left out, since the commits were often re-flowed by a formatter, which a user's next
-edits are not). A user who reads each edit before the Tab dismisses the first wrong one, which stops its rule:
-``outcomes`` keeps the order, and the report counts what such a user is shown too. Recall is counted
-twice: the share of the group's blocks left to predict that the
-accepted edits made (sites), and the share of the token distance from the user's text to the group
-made everywhere that they covered (tokens: a large block weighs more).
+edits are not). A user who reads each edit before the Tab dismisses the first wrong one, which stops
+its rule: ``outcomes`` keeps the order, and the report counts what such a user is shown too. Recall
+is counted twice: the share of the group's blocks left to predict that the accepted edits made
+(sites), and the share of the token distance from the user's text to the group made everywhere that
+they covered (tokens: a large block weighs more).
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ Where the example's class lacks it, the user is about to write it there, or the 
 a site lies in the example's class, in a class that has it, or, when the example's class names a
 base other than ``object`` (``unittest.TestCase``: ``self.assertEqual`` is inherited), in a class of
 the same bases. A site in no class has no ``self`` to call it on. An attribute read as a value
-(``limiter=self._limiter``) is not checked: it is state, which the user may give each class
-(read in another held-out history, such an attribute went into two classes in one commit). Bounded: at most
-``MAX_ATTRIBUTE_LOOKUPS`` occurrences of a name are looked at per class (a byte search finds them).
+(``limiter=self._limiter``) is not checked: it is state, which the user may give each class (read
+in another held-out history, such an attribute went into two classes in one commit). Bounded: at
+most ``MAX_ATTRIBUTE_LOOKUPS`` occurrences of a name are looked at per class (a byte search finds
+them).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ ClassCache = dict[tuple[int, bytes], bool]
 @dataclass(frozen=True)
 class MemberHome:
     """The methods a rule's replacement calls on ``self`` of its own, and where the example lay:
-    ``cls`` its class's name, ``bases`` its class's bases as written when some attribute is not
-    defined in it and may be inherited (None: not inherited)."""
+    ``cls`` its class's name, ``bases`` its class's bases as written when some method is not defined
+    in it and may be inherited (None: not inherited)."""
 
     names: tuple[bytes, ...]
     cls: bytes | None
@@ -66,7 +67,7 @@ def members_called(node: tree_sitter.Node, holes: dict[bytes, int]) -> set[bytes
 
 
 def member_home(names: tuple[bytes, ...], node: tree_sitter.Node) -> MemberHome | None:
-    """Where the attributes ``names`` are to be read, from the example ``node`` (None: no names, or
+    """Where the methods ``names`` are to be called, from the example ``node`` (None: no names, or
     the example lies in no class)."""
     cls = class_around(node)
     if not names or cls is None:
@@ -151,8 +152,8 @@ def _defined_at(node: tree_sitter.Node, cls: tree_sitter.Node) -> bool:
         parent = node.parent
         if parent is None or class_around(parent) != cls:
             return False
-    elif not _directly_in_class(node):
-        return False
+    elif not _directly_in_class(node) or class_around(node) != cls:
+        return False  # a name assigned in a function, or in a class nested in this one
     return (
         parent is not None
         and parent.type in ("assignment", "augmented_assignment")

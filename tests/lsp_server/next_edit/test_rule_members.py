@@ -92,3 +92,11 @@ def test_two_examples_keep_what_they_share() -> None:
     assert merged(home, MemberHome((b"b",), b"A", b"(T)")) == MemberHome((b"b",), b"A", None)
     assert merged(home, MemberHome((b"c",), b"A", None)) is None
     assert merged(home, None) is None
+
+
+def test_a_method_of_a_nested_class_is_not_the_outer_classs() -> None:
+    text = (
+        "class A(object):\n    def test_a(self):\n        check(res)\n\n\n"
+        "class B(object):\n    class Inner:\n        pick = first\n\n    def test_b(self):\n        check(out)\n"
+    )
+    assert _sites("python", text, text.replace("check(res)", "check(self.pick(res))")) == []
