@@ -97,6 +97,7 @@ def test_two_examples_keep_what_they_share() -> None:
 def test_a_method_of_a_nested_class_is_not_the_outer_classs() -> None:
     text = (
         "class A(object):\n    def test_a(self):\n        check(res)\n\n\n"
-        "class B(object):\n    class Inner:\n        pick = first\n\n    def test_b(self):\n        check(out)\n"
+        "class B(object):\n    class Inner:\n        pick = first\n\n"
+        "    def test_b(self):\n        check(out)\n"
     )
     assert _sites("python", text, text.replace("check(res)", "check(self.pick(res))")) == []
