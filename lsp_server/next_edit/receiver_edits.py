@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, Template
+from lsp_server.next_edit.rule_parts import hole_texts
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -59,7 +60,7 @@ def _split(
 ) -> Template | None:
     """``template`` with the bytes ``at``..``at + length`` of the text it renders (holes as their
     texts) made hole ``number``; None when they do not lie in one of its written parts."""
-    texts = {hole: text for text, hole in numbers.items()}
+    texts = hole_texts(numbers)
     parts: list[bytes | int] = []
     offset, done = 0, False
     for part in template:
