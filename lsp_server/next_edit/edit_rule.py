@@ -16,8 +16,8 @@ class EditRule:
 
     ``callee``: the sites must lie in the arguments of a call of that name, as the example did.
     ``calls``: the site is itself a call of that name (``await`` rules, whose pattern is one hole).
-    ``annotates``: the example lay in the type annotation of this name (a parameter, a variable, a
-    function's return): the sites must lie in an annotation of the same name.
+    ``annotates``: the example lay in the type annotation of this (kind, name) (a parameter, a
+    variable or a field, a function's return): the sites must lie in an annotation of the same.
     ``defines``: per example whose node was a whole function definition, the kind of scope the
     function is defined in (``symbol_scope.definition_scope``: a method, a nested function, a
     module's function); where they are of one kind, so is a site's (a parameter added to a method is
@@ -72,7 +72,7 @@ class EditRule:
     after: Template
     callee: bytes | None = None
     calls: bytes | None = None
-    annotates: bytes | None = None
+    annotates: tuple[str, bytes] | None = None
     defines: tuple[str, ...] = ()
     role: str | None = None
     reshapes: bool = False

@@ -52,6 +52,7 @@ from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
 from lsp_server.next_edit.rule_parts import (
+    assigned_name,
     breaks_outside_holes,
     hole_texts,
     imported_names,
@@ -173,7 +174,7 @@ def _rule_of(
     list))``): it is what the rule is about."""
     if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES) or old.type == "type_parameter":
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
-    kept = kept_below(new.children) - imported_names(old, new)
+    kept = kept_below(new.children) - imported_names(old, new) - assigned_name(old, new)
     numbers: dict[bytes, int] = {}
     pattern = pattern_of(old, (old, changed), kept, numbers)
     if not fixed_words(pattern):

@@ -67,10 +67,12 @@ def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool 
 
 
 def values_read(node: tree_sitter.Node) -> set[bytes]:
-    """The names ``node`` reads as plain values (variables): not a function called, a name qualified
-    or capitalised (``_names_a_thing``), a callee, a member, a keyword, a type (``type`` in ``cl:
-    type``), nor a module imported."""
+    """The names ``node`` reads as plain values (variables) only: not a function called, a name
+    qualified or capitalised (``_names_a_thing``), a callee, a member, a keyword, a type (``type`` in
+    ``cl: type``), nor a module imported; nor a name ``node`` also spells as a keyword or a member
+    (``comments`` in ``comments=comments``: the keyword ties a site to the example)."""
     found: set[bytes] = set()
+    names: set[bytes] = set()
     around: tree_sitter.Node | None = node
     while around is not None and around.type not in _NOT_VALUES:
         around = around.parent
@@ -87,8 +89,10 @@ def values_read(node: tree_sitter.Node) -> set[bytes]:
             and not _names_a_thing(at)
         ):
             found.add(at.text)
+        elif at.type == "identifier" and at.text and (is_name(at) or is_member_name(at)):
+            names.add(at.text)
         stack.extend(at.children)
-    return found
+    return found - names
 
 
 def outer_reads(definition: tree_sitter.Node) -> tuple[bytes, ...]:

@@ -55,21 +55,25 @@ def is_name(node: tree_sitter.Node) -> bool:
     return field == "function" or (node.child_count == 0 and field in _NAME_FIELDS)
 
 
-def annotated_name(node: tree_sitter.Node) -> bytes | None:
-    """The name whose type annotation holds ``node`` (``x`` for ``Optional[int]`` in ``x:
-    Optional[int] = None``, a function's name for its return type); None outside annotations. A type
-    is changed for what it annotates: ``Optional`` alone would match every optional type. A typed
-    parameter is its own name's (``path: str`` -> ``path: Path | str`` is no change of ``base: str``),
-    an attribute annotated its member's (``_tokdict`` in ``self._tokdict: dict[str, Any]``)."""
+def annotated_name(node: tree_sitter.Node) -> tuple[str, bytes] | None:
+    """What the type annotation holding ``node`` annotates, as (kind, name): ("parameter", ``x``)
+    for ``Optional[int]`` in ``def f(x: Optional[int])``, ("declaration", ``x``) in ``x:
+    Optional[int] = None`` or a class's field, ("return", the function's name) for its return type;
+    None outside annotations. A type is changed for what it annotates: ``Optional`` alone would match
+    every optional type. A typed parameter is its own name's (``path: str`` -> ``path: Path | str`` is
+    no change of ``base: str``) and no field's of that name (a field made required keeps its factory's
+    optional parameter, found in the twine history); an attribute annotated is its member's
+    (``_tokdict`` in ``self._tokdict: dict[str, Any]``)."""
     if node.type in _TYPED_PARAMETERS:
         name = node.named_children[0] if node.named_children else None
-        return name.text if name is not None and name.type == "identifier" else None
+        return ("parameter", name.text or b"") if name is not None and name.type == "identifier" else None
     at = node
     for _ in range(MAX_ANNOTATION_DEPTH):
         parent = at.parent
         if parent is None:
             return None
-        if field_of(at) in _ANNOTATION_FIELDS:
+        field = field_of(at)
+        if field in _ANNOTATION_FIELDS:
             named = next(
                 (
                     found
@@ -85,7 +89,10 @@ def annotated_name(node: tree_sitter.Node) -> bytes | None:
             )
             if named is not None and named.type in ("attribute", "member_expression"):
                 named = named.named_children[-1] if named.named_children else None  # ``self._tokdict``
-            return named.text if named is not None and named.child_count == 0 and named != at else None
+            if named is None or named.child_count != 0 or named == at:
+                return None
+            kind = "return" if field == "return_type" else "declaration"
+            return ("parameter" if parent.type in _TYPED_PARAMETERS else kind), named.text or b""
         at = parent
     return None
 

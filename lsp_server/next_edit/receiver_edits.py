@@ -2,10 +2,13 @@
 ``importlib.metadata.EntryPoint``): the rule is about the receiver, so the member becomes a hole and
 the change reaches the receiver's other members (``importlib_metadata.distributions()``), where a
 rule keeping the member fixed, as a name, would wait for a second example to tell it varies. Found in
-the flake8 history; such a rule's node has any role (``ANY_ROLE``)."""
+the flake8 history; such a rule's node has any role (``ANY_ROLE``). A receiver wrapped, not replaced
+(``value.replace`` -> ``str(value).replace``), is a conversion chosen for that use of a value, not
+for its other uses (``value.startswith``, found in the isort history): the member stays fixed."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, Template
@@ -42,6 +45,9 @@ def member_hole(
     pattern, template = rule
     if receiver != changed or member is None or new_member is None or member.text != new_member.text:
         return None
+    new_receiver = new.child_by_field_name(fields[0])
+    if new_receiver is None or _wraps(receiver.text or b"", new_receiver.text or b""):
+        return None
     if not isinstance(pattern, Branch) or pattern.children[-1] != Leaf(member.type, member.text or b""):
         return None
     text = member.text or b""
@@ -53,6 +59,12 @@ def member_hole(
         del numbers[text]
         return None
     return Branch(pattern.type, (*pattern.children[:-1], Hole(number))), split
+
+
+def _wraps(old: bytes, new: bytes) -> bool:
+    """Whether ``new`` holds ``old`` whole, as its own tokens (``str(value)`` holds ``value``;
+    ``importlib.metadata`` does not hold ``importlib_metadata``)."""
+    return re.search(rb"(?<![\w.])" + re.escape(old) + rb"(?!\w)", new) is not None
 
 
 def _split(

@@ -170,3 +170,16 @@ def imported_names(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[st
     for name in old.children_by_field_name("name"):
         found |= {(name.type, name.text)} | {(child.type, child.text) for child in name.named_children}
     return found
+
+
+def assigned_name(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[str, bytes | None]]:
+    """The variable ``old``, an assignment to a plain name, writes, when ``new`` writes it too: kept,
+    it stays fixed in the rule, which is about that variable's value (``machine = parts[-1]`` ->
+    ``machine = normalize_isa(parts[-1])`` repeats where ``machine`` is assigned, not at every
+    assignment, found in the tox history). Nothing for other nodes."""
+    if old.type != "assignment" or new.type != old.type:
+        return set()
+    target, new_target = old.child_by_field_name("left"), new.child_by_field_name("left")
+    if target is None or new_target is None or target.type != "identifier" or target.text != new_target.text:
+        return set()
+    return {(target.type, target.text)}

@@ -1,0 +1,70 @@
+"""What ties a site to the example beyond the changed text (read in the ninth held-out set, trio, tox,
+isort and twine): the variable an assignment writes, a keyword spelled as its value is, a receiver
+wrapped rather than replaced, and whether a type annotated a parameter or a field."""
+
+from __future__ import annotations
+
+from tests.lsp_server.next_edit.test_edit_rules import _learned, _sites
+
+
+def test_a_value_wrapped_is_wrapped_where_the_same_variable_is_assigned_only() -> None:
+    before = (
+        "def parse(parts):\n    machine = parts[-1]\n    other = parts[-1]\n    return machine\n\n\n"
+        "def parse_again(parts):\n    machine = parts[-1]\n    return machine\n"
+    )
+    after = before.replace("machine = parts[-1]", "machine = normalize_isa(parts[-1])", 1)
+    assert _sites("python", before, after) == [("machine = parts[-1]", "machine = normalize_isa(parts[-1])")]
+
+
+def test_a_variable_assigned_another_kind_of_value_is_so_assigned_where_it_is_assigned_alike() -> None:
+    before = "if x:\n    comments = None\nelse:\n    comments = None\n    names = None\n"
+    after = before.replace("comments = None", "comments = []", 1)
+    assert _sites("python", before, after) == [("comments = None", "comments = []")]
+
+
+def test_text_inserted_after_a_keyword_passed_its_own_name_is_inserted_where_the_call_passes_it() -> None:
+    before = "wrap(a, comments=comments)\nwrap(b, comments=comments)\nwrap(c, comments)\n"
+    after = before.replace("comments=comments)", "comments=comments or ())", 1)
+    assert _sites("python", before, after) == [("comments=comments", "comments=comments or ()")]
+
+
+def test_text_inserted_after_a_plain_variable_still_waits_for_a_second_example() -> None:
+    before = 'a = f"{src_file}"\nb = f"{src_file}"\n'
+    after = before.replace("{src_file}", "{src_file.as_posix()}", 1)
+    learned = _learned("python", before, after)
+    assert learned is not None and learned.rule.inserts
+    assert _sites("python", before, after) == []
+
+
+def test_a_receiver_wrapped_in_a_conversion_is_wrapped_under_the_same_member_only() -> None:
+    before = "a = value.replace('x', 'y')\nb = value.startswith('z')\nc = value.replace('u', 'v')\n"
+    after = before.replace("value.replace('x'", "str(value).replace('x'", 1)
+    assert _sites("python", before, after) == [("value.replace", "str(value).replace")]
+
+
+def test_a_receiver_replaced_still_reaches_its_other_members() -> None:
+    before = "a = old_mod.load(x)\nb = old_mod.dump(y)\n"
+    after = before.replace("old_mod.load", "new_mod.load", 1)
+    assert _sites("python", before, after) == [("old_mod.dump", "new_mod.dump")]
+
+
+def test_a_fields_type_changed_is_not_changed_for_a_parameter_of_its_name() -> None:
+    before = (
+        "class PackageFile:\n    comment: Optional[str]\n    digest: Optional[str]\n\n"
+        "    def __init__(self, comment: Optional[str]) -> None:\n        self.comment = comment\n\n"
+        "\nclass Other:\n    comment: Optional[str]\n"
+    )
+    after = before.replace("    comment: Optional[str]\n", "    comment: str\n", 1)
+    learned = _learned("python", before, after)
+    assert learned is not None and learned.rule.annotates == ("declaration", b"comment")
+    assert _sites("python", before, after) == [("Optional[str]", "str")]  # the other class's field
+
+
+def test_a_parameters_type_changed_is_not_changed_for_a_field_of_its_name() -> None:
+    before = (
+        "class P:\n    comment: Optional[str]\n\n"
+        "    def a(self, comment: Optional[str]) -> None:\n        pass\n\n"
+        "    def b(self, comment: Optional[str]) -> None:\n        pass\n"
+    )
+    after = before.replace("a(self, comment: Optional[str])", "a(self, comment: str)", 1)
+    assert _sites("python", before, after) == [("Optional[str]", "str")]  # b's parameter, not the field
