@@ -1,10 +1,12 @@
 """What an edit of comments teaches. A comment added to code annotates that one place for a tool or a
 reader (a coverage pragma, ``# type: ignore``, ``# noqa``, a note): where else it belongs, the syntax
-does not tell, so an edit that only adds comments makes no rule. A trailing comment deleted is
-deleted again only where it trails a line of code of the same shape (:func:`line_shape`): the same
-comment after the same code was put there for the same reason, and goes for the same reason; the
-same comment after other code may still be needed. Two examples trailing different code lift that
-condition (:func:`common_shape`).
+does not tell, except after the same code, token for token, ending its line (a linter's ``# noqa:
+RUF076`` after each ``@pytest.fixture(autouse=True)``, found in the tox history:
+``derived_rules.trailing_comment_rule``); an edit that adds any other comment makes no rule. A
+trailing comment deleted is deleted again only where it trails a line of code of the same shape
+(:func:`line_shape`): the same comment after the same code was put there for the same reason, and
+goes for the same reason; the same comment after other code may still be needed. Two examples
+trailing different code lift that condition (:func:`common_shape`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Rules an edit makes other than by its pattern: deleting one whole node (a decorator line, a
-trailing comment) deletes the same node where it stands the same way; making a function ``async``
-puts ``await`` before its calls."""
+trailing comment) deletes the same node where it stands the same way; a comment added after a line of
+code adds it after the same code (``comment_edits.py``); making a function ``async`` puts ``await``
+before its calls."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lsp_server.next_edit.comment_edits import line_shape
-from lsp_server.next_edit.edit_pattern import Hole, Leaf, Template
+from lsp_server.next_edit.comment_edits import is_comment, line_shape
+from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Template, telling_words
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import role_of
 
@@ -64,6 +65,51 @@ def deletion_span(source: bytes, start: int, end: int, how: str) -> tuple[int, i
         line_end = source.find(b"\n", end)
         return line_start, len(source) if line_end < 0 else line_end + 1
     return len(source[:start].rstrip(b" \t")), end
+
+
+def trailing_comment_rule(
+    new_tree: tree_sitter.Tree, after: bytes, start: int, end: int
+) -> tuple[EditRule, int, int] | None:
+    """The rule of an edit that added one comment (``after[start:end]``, spaces and the comment) at
+    the end of a line whose code is one node (a statement, a decorator): the same comment after the
+    same code, token for token; with the span of that code and its comment. None otherwise (a
+    comment on a line of its own, after part of a statement, or two comments)."""
+    written = after[start:end]
+    first = start + len(written) - len(written.lstrip())
+    comment = new_tree.root_node.descendant_for_byte_range(first, first + 1)
+    if comment is None or not is_comment(comment) or comment.start_byte != first:
+        return None
+    if after[comment.end_byte : comment.end_byte + 1] not in (b"", b"\n") or comment.end_byte < end:
+        return None  # not the line's end, or more than the comment written
+    line_start = after.rfind(b"\n", 0, first) + 1
+    code = after[line_start:first]
+    code_start, code_end = line_start + len(code) - len(code.lstrip()), line_start + len(code.rstrip())
+    if code_end <= code_start:
+        return None
+    node: tree_sitter.Node | None = new_tree.root_node.descendant_for_byte_range(code_end - 1, code_end)
+    while node is not None and node.start_byte > code_start:
+        node = node.parent
+    if node is None or node.start_byte != code_start or not node.is_named or node.has_error:
+        return None
+    children = node.children
+    if node.end_byte == comment.end_byte and children and children[-1] == comment:
+        children = children[:-1]  # Python's decorator holds its line's comment
+    elif node.end_byte != code_end:
+        return None
+    if not children or node.type in CONTAINERS or code_end - code_start > MAX_NODE_BYTES:
+        return None
+    pattern = Branch(node.type, tuple(_exact(child) for child in children))
+    if not telling_words(pattern):
+        return None  # ``pass``: nothing to tell the line by
+    rule = EditRule(pattern, (after[code_start : comment.end_byte],), role=role_of(node), ends_line=True)
+    return rule, code_start, comment.end_byte
+
+
+def _exact(node: tree_sitter.Node) -> Leaf | Branch:
+    """``node`` as a pattern with no hole: its leaves as they are."""
+    if node.child_count == 0:
+        return Leaf(node.type, node.text or b"")
+    return Branch(node.type, tuple(_exact(child) for child in node.children))
 
 
 def await_rule(old: tree_sitter.Node, new: tree_sitter.Node) -> EditRule | None:

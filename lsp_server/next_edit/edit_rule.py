@@ -30,6 +30,8 @@ class EditRule:
     ``deletes``: the rule deletes its node: "line" with the line it stands alone on (a decorator),
     "inline" with the spaces before it (a trailing comment); ``after`` is then empty.
     ``trails``: a deleted trailing comment is deleted only after code of this shape (None: any).
+    ``ends_line``: the rule writes a comment after its node, which ends a line at a site too (nothing
+    but spaces after it: no comment of its own, no more code).
     ``indent``: the indentation of the example's line; a line break the replacement writes is indented
     as much more or less at a site as the site's line is.
     ``breaks``: the line breaks of the example's text outside its holes; a site laid out otherwise is
@@ -78,6 +80,7 @@ class EditRule:
     reshapes: bool = False
     deletes: str | None = None
     trails: LineShape | None = None
+    ends_line: bool = False
     indent: bytes = b""
     run: bool = False
     breaks: int | None = None

@@ -38,7 +38,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.comment_edits import adds_only_comments
-from lsp_server.next_edit.derived_rules import CONTAINERS, MAX_NODE_BYTES, await_rule, deletion_rule
+from lsp_server.next_edit.derived_rules import (
+    CONTAINERS,
+    MAX_NODE_BYTES,
+    await_rule,
+    deletion_rule,
+    trailing_comment_rule,
+)
 from lsp_server.next_edit.diffs import changed_span
 from lsp_server.next_edit.edit_pattern import (
     fixed_words,
@@ -86,7 +92,8 @@ def learn(
     if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
         return None
     if not before[start:old_end].strip() and adds_only_comments(new_tree, after, start, new_end):
-        return None  # a note for this place (``comment_edits.py``)
+        noted = trailing_comment_rule(new_tree, after, start, new_end)
+        return None if noted is None else Learned(*noted)  # else a note for this place (``comment_edits.py``)
     if not after[start:new_end].strip():
         deleted = deletion_rule(old_tree, before, start, old_end)
         if deleted is not None:

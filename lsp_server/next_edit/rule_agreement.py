@@ -27,11 +27,12 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     test_b():`` both given ``-> None``) becomes a hole, in the replacement too. The examples' lines
     may be indented differently (a function and a method): the replacements are compared as if
     written at the first one's indentation, which the rule keeps."""
-    if (first.callee, first.calls, first.role, first.run) != (
+    if (first.callee, first.calls, first.role, first.run, first.ends_line) != (
         second.callee,
         second.calls,
         second.role,
         second.run,
+        second.ends_line,
     ):
         return None
     pairs: dict[tuple[Pattern, Pattern], int] = {}

@@ -143,6 +143,8 @@ def _site_at(
             ):
                 if rule.deletes is not None:
                     return _deletion_site(rule, tree, source, node)
+                if rule.ends_line and deletion_shape(source, node.end_byte, node.end_byte) is None:
+                    return None  # more on the line than the node: another comment, more code
                 if rule.result is not None and match(rule.result, node, {}):
                     return None  # rewritten before: the rule would apply a second time
                 if _writes_a_parameter_it_has(rule, node, node.start_byte, node.end_byte):

@@ -1,6 +1,6 @@
 """Rules that stay quiet where a site only looks like the example (found by replaying held-out
-histories, ``bench/next_edit``): a comment added, a deleted comment after other code, a keyword
-argument's name, an operator alone, an attribute written rather than read; and a replacement over
+histories, ``bench/next_edit``): a comment added or deleted after other code, a keyword argument's
+name, an operator alone, an attribute written rather than read; and a replacement over
 lines indented as its site is; no site rewritten twice; a function of the example's name defined
 elsewhere."""
 
@@ -33,21 +33,46 @@ def test_two_deleted_trailing_comments_after_different_code_delete_it_after_any_
 
 
 @pytest.mark.parametrize(
-    ("before", "after"),
+    ("before", "after", "learns"),
     [
         pytest.param(
             "if a:\n    x()\nif b:\n    y()\n",
             "if a:  # pragma: no branch\n    x()\nif b:\n    y()\n",
+            False,
             id="a pragma after an if",
         ),
         pytest.param(
-            "fetch(url)\nfetch(b)\n", "fetch(url)  # type: ignore[arg-type]\nfetch(b)\n", id="a type: ignore"
+            "fetch(url)\nfetch(b)\n",
+            "fetch(url)  # type: ignore[arg-type]\nfetch(b)\n",
+            True,
+            id="a type: ignore",
         ),
-        pytest.param("a = 1\nb = 2\n", "# the first\na = 1\nb = 2\n", id="a comment line"),
+        pytest.param("a = 1\nb = 2\n", "# the first\na = 1\nb = 2\n", False, id="a comment line"),
     ],
 )
-def test_an_edit_that_only_adds_a_comment_makes_no_rule(before: str, after: str) -> None:
-    assert _learned("python", before, after) is None
+def test_a_comment_added_is_added_nowhere_but_after_the_same_code(
+    before: str, after: str, learns: bool
+) -> None:
+    learned = _learned("python", before, after)
+    assert (learned is not None) == learns
+    if learned is not None:
+        assert _apply("python", learned.rule, after, (learned.start, learned.end)) == []
+
+
+def test_a_comment_added_after_a_line_is_added_after_the_same_code_where_the_line_ends() -> None:
+    before = (
+        "@pytest.fixture(autouse=True)\ndef a():\n    pass\n\n\n"
+        "@pytest.fixture(autouse=True)  # keep\ndef b():\n    pass\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef c():\n    x = load(p)\n    x = load(p); y = 1\n    x = load(p)\n"
+    )
+    after = before.replace("autouse=True)\ndef a", "autouse=True)  # noqa: RUF076\ndef a", 1)
+    assert _sites("python", before, after) == [
+        ("@pytest.fixture(autouse=True)", "@pytest.fixture(autouse=True)  # noqa: RUF076")
+    ]  # found in the tox history; not after b's own comment
+    noted = before.replace("    x = load(p)\n", "    x = load(p)  # type: ignore[arg-type]\n", 1)
+    assert _sites("python", before, noted) == [
+        ("x = load(p)", "x = load(p)  # type: ignore[arg-type]")
+    ]  # the last line only: the middle one goes on after the same code
 
 
 def test_a_replacement_over_lines_is_indented_as_each_site_is() -> None:
