@@ -29,9 +29,12 @@ mined before the eleventh round's changes with the same rules and limits, measur
 before that round's changes, then read in it); and
 python-trio/trio, tox-dev/tox, PyCQA/isort and pypa/twine (the ninth untouched set, mined during the
 eleventh round with the same rules and limits, measured by the lead only after that round's changes,
-never read) (all but ``TUNED_ON``: replayed by name only). Rules, applied to each commit's modified
-(not added, deleted or moved) ``.py`` files of ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8,
-with "\\n" line ends; a file's change is split into blocks (runs of changed lines, ``cases.py``):
+never read); and pre-commit/pre-commit, wntrblm/nox, pyinvoke/invoke and nedbat/coveragepy (the
+tenth untouched set, mined during the twelfth round with the same rules and limits, measured by the
+lead only after that round's changes, never read) (all but ``TUNED_ON``: replayed by name only).
+Rules, applied to each commit's modified (not added, deleted or moved) ``.py`` files of
+``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split
+into blocks (runs of changed lines, ``cases.py``):
 
 * repeat: two or more blocks of at most ``MAX_BLOCK_LINES`` lines make the same change: the same
   tokens removed and added (whitespace left out, compared with ``difflib`` over ``\\w+`` runs and
@@ -119,6 +122,10 @@ REPOSITORIES = {
     "tox": ("https://github.com/tox-dev/tox", "ccb12fc2e1bb9df0da860be4af175e9b97949fbc"),
     "isort": ("https://github.com/PyCQA/isort", "0cba6f6111a07cc05b167008dda0727ecca907c5"),
     "twine": ("https://github.com/pypa/twine", "f536ac5d0c77a24a997854328e64644f576b4992"),
+    "pre-commit": ("https://github.com/pre-commit/pre-commit", "a9bba55a3f74068b53f4bd4d831d7e05e34eae6c"),
+    "nox": ("https://github.com/wntrblm/nox", "a976d7ee04ab7a13634adc1016d4755a1348225f"),
+    "invoke": ("https://github.com/pyinvoke/invoke", "6a71e680c535ba6520e935c497099fbca011d03c"),
+    "coverage": ("https://github.com/nedbat/coveragepy", "210ade2b3bed97c089ba29255c9a342c5b7aee14"),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was
