@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from lsp_server.completion.document_trees import DocumentTrees
 from lsp_server.completion.syntax import MAX_PARSE_CHARS, encode, error_count, parse, replaced
+from lsp_server.next_edit.edit_lines import learn_by_line
 from lsp_server.next_edit.edit_pattern import Branch, Leaf
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.edit_rules import learn
@@ -65,7 +66,7 @@ class RepeatedEdits:
         before, after = encode(edit.before), encode(edit.after)
         old_tree = self._trees.tree(edit.path, spec, before)
         new_tree = self._trees.tree(edit.path, spec, after)
-        learned = learn(old_tree, new_tree, before, after)
+        learned = learn_by_line(spec, old_tree, before, after) or learn(old_tree, new_tree, before, after)
         if edit.before != self._latest_before:  # a new edit, not the latest one typed further
             self._previous, self._latest_before = self._latest, edit.before
         self._latest = None if learned is None else learned.rule
