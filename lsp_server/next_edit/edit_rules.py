@@ -227,9 +227,12 @@ def _is_word_byte(byte: int) -> bool:
 
 def _tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:
     """Whether the rule's only names and literals are variables ``old`` reads as values (``src_file``
-    in ``{src_file}``): no callee, member, keyword, definition's or type's name to tie a site to."""
+    in ``{src_file}``) or assigns (``exc_map`` in ``exc_map = {…}``, an entry added to one of the
+    file's maps of that name, found in the httpcore history): no callee, member, keyword,
+    definition's or type's name to tie a site to."""
     telling = set(telling_words(rule.before))
-    return bool(telling) and telling <= values_read(old)
+    assigned = {text for _, text in assigned_name(old, old) if text is not None}
+    return bool(telling) and telling <= values_read(old) | assigned
 
 
 def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:

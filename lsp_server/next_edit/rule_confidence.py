@@ -4,8 +4,8 @@ shorter than three characters, or that has only keywords (``assert a == b`` -> `
 matches too widely to be a guess worth showing (two examples may, when the replacement writes a word
 of its own); nor is a rule whose whole change sets one keyword argument to a constant (a flag: a
 choice made per call), nor one of one example that writes several times more text of its own than
-it fixes (new code for one place), nor one that writes a statement beside one it keeps whole, even
-after two examples. An edit that turns one kind of node into another is recognised by the keyword it
+it fixes (new code for one place) or adds a comment after a line (a note for that place), nor one
+that writes a statement beside one it keeps whole, even after two examples. An edit that turns one kind of node into another is recognised by the keyword it
 starts with (``print x``), never by an operator alone (``a in b``).
 """
 
@@ -83,6 +83,15 @@ def inserts_unanchored(rule: EditRule) -> bool:
     kind); quiet until a second example agrees. A callee, a member, a keyword, a definition's or a
     type's name is an anchor the sites share (``obj.size`` -> ``obj.size()``)."""
     return rule.examples == 1 and rule.inserts
+
+
+def notes_one_place(rule: EditRule) -> bool:
+    """Whether a rule of one example adds a comment after a line (``derived_rules
+    .trailing_comment_rule``): a note for that place even where the same code stands elsewhere (a
+    ``# type: ignore[unreachable]`` after one of two identical calls, pluggy; a ``# pragma: full
+    coverage`` after one of two identical sends, uvicorn); quiet until a second example adds it too
+    (tox's ``# noqa: RUF076`` after each autouse fixture)."""
+    return rule.examples == 1 and rule.ends_line
 
 
 def _sets_a_flag(rule: EditRule) -> bool:

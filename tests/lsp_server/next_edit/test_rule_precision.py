@@ -59,20 +59,35 @@ def test_a_comment_added_is_added_nowhere_but_after_the_same_code(
         assert _apply("python", learned.rule, after, (learned.start, learned.end)) == []
 
 
-def test_a_comment_added_after_a_line_is_added_after_the_same_code_where_the_line_ends() -> None:
+def test_a_comment_added_after_two_lines_is_added_after_the_same_code_where_the_line_ends() -> None:
     before = (
         "@pytest.fixture(autouse=True)\ndef a():\n    pass\n\n\n"
-        "@pytest.fixture(autouse=True)  # keep\ndef b():\n    pass\n\n\n"
-        "@pytest.fixture(autouse=True)\ndef c():\n    x = load(p)\n    x = load(p); y = 1\n    x = load(p)\n"
+        "@pytest.fixture(autouse=True)\ndef b():\n    pass\n\n\n"
+        "@pytest.fixture(autouse=True)  # keep\ndef c():\n    pass\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef d():\n    x = load(p)\n    x = load(p); y = 1\n"
     )
-    after = before.replace("autouse=True)\ndef a", "autouse=True)  # noqa: RUF076\ndef a", 1)
-    assert _sites("python", before, after) == [
+    once = before.replace("autouse=True)\ndef a", "autouse=True)  # noqa: RUF076\ndef a", 1)
+    twice = once.replace("autouse=True)\ndef b", "autouse=True)  # noqa: RUF076\ndef b", 1)
+    first, second = _two_examples("python", before, once, twice)
+    # one example is a note for that place (found in the pluggy and uvicorn histories)
+    assert _apply("python", first.rule, once, (first.start, first.end)) == []
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
         ("@pytest.fixture(autouse=True)", "@pytest.fixture(autouse=True)  # noqa: RUF076")
-    ]  # found in the tox history; not after b's own comment
-    noted = before.replace("    x = load(p)\n", "    x = load(p)  # type: ignore[arg-type]\n", 1)
-    assert _sites("python", before, noted) == [
+    ]  # found in the tox history: d's, not after c's own comment
+
+
+def test_a_comment_added_is_added_only_where_the_same_code_ends_its_line() -> None:
+    before = "x = load(p)\nx = load(p)\nx = load(p); y = 1\nx = load(p)  # other\nx = load(p)\n"
+    once = before.replace("x = load(p)\n", "x = load(p)  # type: ignore[arg-type]\n", 1)
+    twice = once.replace("x = load(p)\n", "x = load(p)  # type: ignore[arg-type]\n", 1)
+    first, second = _two_examples("python", before, once, twice)
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
         ("x = load(p)", "x = load(p)  # type: ignore[arg-type]")
-    ]  # the last line only: the middle one goes on after the same code
+    ]  # the last line only
 
 
 def test_a_replacement_over_lines_is_indented_as_each_site_is() -> None:

@@ -68,3 +68,11 @@ def test_a_parameters_type_changed_is_not_changed_for_a_field_of_its_name() -> N
     )
     after = before.replace("a(self, comment: Optional[str])", "a(self, comment: str)", 1)
     assert _sites("python", before, after) == [("Optional[str]", "str")]  # b's parameter, not the field
+
+
+def test_an_entry_added_to_one_map_of_a_name_waits_for_a_second_example() -> None:
+    before = "exc_map = {\n    OSError: ConnectError,\n}\nexc_map = {\n    OSError: ReadError,\n}\n"
+    after = before.replace("ConnectError,\n", "ConnectError,\n    ssl.SSLError: ConnectError,\n", 1)
+    learned = _learned("python", before, after)
+    assert learned is not None and learned.rule.inserts  # found in the httpcore history
+    assert _sites("python", before, after) == []
