@@ -6,14 +6,16 @@ else. Found in the held-out histories: ``self.assertEqual(a, b)`` -> ``assert a 
 (arrow), ``tz.gettz(`` -> ``gettz_func(`` (dateutil), a comment replaced after two parameters (tox).
 
 The lines are paired by ``difflib`` over the edited lines: a run of lines replaced by as many lines,
-or separate runs; a line whose change alone leaves the file broken (one line of a statement spread
-over several) teaches nothing, and then the whole edit is learned as one. Bounded: at most
-``MAX_LINES`` lines changed; two incremental re-parses (``syntax.replaced``).
+or separate runs; one line changed alike at two places or more is cut at its changes. A line whose
+change alone leaves the file broken (one line of a statement spread over several) teaches nothing,
+and then the whole edit is learned as one. Bounded: at most ``MAX_LINES`` lines changed; two
+incremental re-parses (``syntax.replaced``).
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from typing import TYPE_CHECKING
 
 from lsp_server.completion.syntax import replaced
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
 MAX_LINES = 40
 """Lines an edit may change for its lines to be taken as examples one by one."""
+_TOKEN = re.compile(rb"\w+|\s+|[^\w\s]")
 
 LineChange = tuple[int, int, bytes]
 """Bytes ``start``..``end`` of the text before the edit, and what the edit wrote there instead."""
@@ -69,6 +72,8 @@ def line_changes(before: bytes, after: bytes) -> list[LineChange]:
     new_lines = after[line_start : _line_end(after, len(after) - tail)].split(b"\n")
     if len(old_lines) > MAX_LINES or len(new_lines) > MAX_LINES:
         return []
+    if len(old_lines) == len(new_lines) == 1:
+        return _repeated_in_line(old_lines[0], new_lines[0], line_start)
     changes: list[LineChange] = []
     offsets = _offsets(old_lines, line_start)
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -81,6 +86,32 @@ def line_changes(before: bytes, after: bytes) -> list[LineChange]:
             at = old_first + index
             changes.append((offsets[at], offsets[at] + len(old_lines[at]), new_lines[new_first + index]))
     return changes
+
+
+def _repeated_in_line(old: bytes, new: bytes, start: int) -> list[LineChange]:
+    """One line's edit as its separate changes, when it made the same change at two places or more
+    (``ISortPrettyPrinter`` -> ``Config, int`` twice in one signature, found in the isort history);
+    [] otherwise. Compared token by token (``_TOKEN``)."""
+    old_tokens, new_tokens = _TOKEN.findall(old), _TOKEN.findall(new)
+    old_offsets = _offsets_of(old_tokens, start)
+    matcher = difflib.SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
+    changes = [
+        (old_offsets[first], old_offsets[last], b"".join(new_tokens[new_first:new_last]))
+        for tag, first, last, new_first, new_last in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+    texts = {(old[at - start : end - start], written) for at, end, written in changes}
+    return changes if len(changes) >= 2 and len(texts) == 1 else []
+
+
+def _offsets_of(tokens: list[bytes], start: int) -> list[int]:
+    """Where each of ``tokens`` (a line cut into tokens, from byte ``start``) begins, and where the
+    last ends."""
+    found, at = [], start
+    for token in tokens:
+        found.append(at)
+        at += len(token)
+    return [*found, at]
 
 
 def _line_end(source: bytes, at: int) -> int:

@@ -70,7 +70,7 @@ from lsp_server.next_edit.rule_parts import (
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
 from lsp_server.next_edit.symbol_scope import definition_scope
-from lsp_server.next_edit.type_spellings import same_type_respelled
+from lsp_server.next_edit.type_spellings import replaces_own_type, same_type_respelled
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -195,7 +195,7 @@ def _rule_of(
         pattern,
         template,
         callee=callee_around(old),
-        annotates=None if same_type_respelled(old.text or b"", new.text or b"") else annotated_name(old),
+        annotates=None if _about_the_type(old.text or b"", new.text or b"") else annotated_name(old),
         role=ANY_ROLE if swapped is not None else role_of(old),
         reshapes=old.type != new.type and not wraps,
         breaks=breaks_outside_holes(old.text or b"", pattern, hole_texts(numbers)),
@@ -208,6 +208,12 @@ def _rule_of(
         members=member_home(tuple(sorted(members_called(new, numbers) - members_called(old, numbers))), new),
         result=result_of(new, numbers, pattern),
     )
+
+
+def _about_the_type(old: bytes, new: bytes) -> bool:
+    """Whether a change inside an annotation is about the type wherever it is written, not about the
+    name annotated (``type_spellings.py``)."""
+    return same_type_respelled(old, new) or replaces_own_type(old, new)
 
 
 def _inserts_whole_tokens(after: bytes, start: int, old_end: int, new_end: int) -> bool:

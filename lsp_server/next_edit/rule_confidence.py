@@ -5,8 +5,9 @@ matches too widely to be a guess worth showing (two examples may, when the repla
 of its own); nor is a rule whose whole change sets one keyword argument to a constant (a flag: a
 choice made per call), nor one of one example that writes several times more text of its own than
 it fixes (new code for one place) or adds a comment after a line (a note for that place), nor one
-that writes a statement beside one it keeps whole, even after two examples. An edit that turns one kind of node into another is recognised by the keyword it
-starts with (``print x``), never by an operator alone (``a in b``).
+that writes a statement beside one it keeps whole, even after two examples. An edit that turns one
+kind of node into another is recognised by the keyword it starts with (``print x``), never by an
+operator alone (``a in b``).
 """
 
 from __future__ import annotations

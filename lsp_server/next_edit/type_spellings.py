@@ -5,11 +5,15 @@ by its builtin (``List[int]`` -> ``list[int]``), a generic's trailing ``None`` a
 their defaults (``Generator[str, None, None]`` -> ``Generator[str]``). Such a change is a style the
 user applies wherever the type is written, unlike a change of what one name's type means
 (``Optional[Engine]`` -> ``Union[Engine, Literal[False], None]``), which ``edit_rules.py`` ties to
-the name annotated."""
+the name annotated. Nor does a change that replaces a type of the project's own (a capitalised name
+neither builtin nor ``typing``'s: ``Callable[[Any, ISortPrettyPrinter], str]`` -> ``Callable[[Any,
+Config, int], str]``, found in the isort history): it is about that type, wherever it is written."""
 
 from __future__ import annotations
 
+import builtins
 import re
+import typing
 from collections import Counter
 
 _BUILTIN_ALIASES = {
@@ -22,6 +26,7 @@ _BUILTIN_ALIASES = {
 }
 _WORD = re.compile(rb"([A-Za-z_]\w*)(\s*\.)?")
 _TRAILING_NONES = re.compile(rb"(?:\s*,\s*None)+(?=\s*\])")
+_LIBRARY_TYPES = frozenset(name.encode() for name in dir(builtins) + dir(typing))
 
 
 def _meaning(text: bytes) -> Counter[bytes]:
@@ -45,3 +50,12 @@ def same_type_respelled(old: bytes, new: bytes) -> bool:
     return _meaning(old) == _meaning(new) or (
         defaulted != b"".join(old.split()) and defaulted == b"".join(new.split())
     )
+
+
+def replaces_own_type(old: bytes, new: bytes) -> bool:
+    """Whether ``old`` names a type of the project's own (see the module's docstring) that ``new``
+    no longer names."""
+    gone = {found.group(1) for found in _WORD.finditer(old)} - {
+        found.group(1) for found in _WORD.finditer(new)
+    }
+    return any(word not in _LIBRARY_TYPES and word.lstrip(b"_")[:1].isupper() for word in gone)

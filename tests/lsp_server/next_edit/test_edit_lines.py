@@ -61,7 +61,27 @@ def test_lines_inserted_or_a_run_replaced_by_another_length_are_no_line_changes(
     before = "a = 1\nb = 2\n"
     assert line_changes(encode(before), encode("a = 1\nc = 3\nb = 2\n")) == []
     assert line_changes(encode(before), encode("a = 1; b = 2\n")) == []
-    assert line_changes(encode(before), encode("a = 10\nb = 2\n")) == [(0, 5, b"a = 10")]
+    assert (
+        line_changes(encode(before), encode("a = 10\nb = 2\n")) == []
+    )  # one change: the edit is one example
+    assert line_changes(encode(before), encode("a = 10\nb = 20\n")) == [(0, 5, b"a = 10"), (6, 11, b"b = 20")]
+
+
+def test_one_line_changed_alike_at_two_places_teaches_as_two_examples() -> None:
+    before = (
+        "def f(g: Callable[[Any, Printer], str]) -> Callable[[Any, Printer], str]:\n    pass\n\n\n"
+        "def h(k: Callable[[Any, Printer], str]) -> None:\n    pass\n"
+    )
+    after = before.replace(
+        ") -> Callable[[Any, Printer], str]:", ") -> Callable[[Any, Config, int], str]:", 1
+    )
+    after = after.replace("f(g: Callable[[Any, Printer], str])", "f(g: Callable[[Any, Config, int], str])", 1)
+    assert [(new) for _, _, new in line_changes(encode(before), encode(after))] == [
+        b"Config, int",
+        b"Config, int",
+    ]
+    # found in the isort history: a type of the project's own replaced, wherever it annotates
+    assert _learned_by_line(before, after) == ([("[Any, Printer]", "[Any, Config, int]")], 2)
 
 
 def test_the_service_offers_the_rule_of_two_lines_changed_at_once() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lsp_server.next_edit.type_spellings import same_type_respelled
+from lsp_server.next_edit.type_spellings import replaces_own_type, same_type_respelled
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,19 @@ from lsp_server.next_edit.type_spellings import same_type_respelled
 )
 def test_a_type_respelled_means_the_same_words(old: bytes, new: bytes, same: bool) -> None:
     assert same_type_respelled(old, new) is same
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "own"),
+    [
+        (b"Callable[[Any, ISortPrettyPrinter], str]", b"Callable[[Any, Config, int], str]", True),
+        (b"List[_Token]", b"List[tokenize.TokenInfo]", True),
+        (b"Optional[Request]", b"Request", False),  # about the name: made required
+        (b"Request", b"Request | None", False),
+        (b"AnyStr", b"Union[bytes, str]", False),  # typing's
+        (b"Optional[str]", b"str", False),
+        (b"dict[str, Any]", b"dict[str, list[Any]]", False),
+    ],
+)
+def test_a_type_of_the_projects_own_replaced_is_about_the_type(old: bytes, new: bytes, own: bool) -> None:
+    assert replaces_own_type(old, new) is own
