@@ -45,6 +45,8 @@ class EditRule:
     of them (a value converted where it is returned or assigned is not where it is compared).
     ``quotes``: per hole the replacement writes into a string's interpolation (an f-string's), that
     string's quote characters: a site whose text for the hole holds one would end the string early.
+    ``bare``: holes the pattern held alone in brackets that the replacement writes out of them
+    (``rule_parts.unbracketed_holes``): a site's text for one holds no line break.
     ``changes_value``: the example replaced a literal given as a value (a keyword argument's, a
     dictionary entry's, an assignment's; not a key or an index) by another literal: data chosen for
     that place (``node_roles.replaces_a_value``).
@@ -87,6 +89,7 @@ class EditRule:
     beside: bool = False
     wrapped_in: tuple[str, ...] = ()
     quotes: tuple[tuple[int, bytes], ...] = ()
+    bare: tuple[int, ...] = ()
     changes_value: bool = False
     reads: tuple[bytes, ...] = ()
     home: bytes | None = None

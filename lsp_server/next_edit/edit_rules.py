@@ -67,6 +67,7 @@ from lsp_server.next_edit.rule_parts import (
     quotes_around_holes,
     result_of,
     template_of,
+    unbracketed_holes,
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
 from lsp_server.next_edit.symbol_scope import definition_scope
@@ -203,6 +204,7 @@ def _rule_of(
         wrapped_in=(old.parent.type,) if wraps and old.parent is not None and _is_expression(old) else (),
         changes_value=replaces_a_value(old, new),
         quotes=quotes_around_holes(new, numbers),
+        bare=unbracketed_holes(pattern, template),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
         uses=outer_reads(old) if wraps and old.type in _DEFINITIONS else (),
         members=member_home(tuple(sorted(members_called(new, numbers) - members_called(old, numbers))), new),

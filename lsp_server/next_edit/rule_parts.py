@@ -123,6 +123,32 @@ def quotes_around_holes(node: tree_sitter.Node, numbers: dict[bytes, int]) -> tu
     return tuple((number, bytes(sorted(found))) for number, found in sorted(quotes.items()))
 
 
+def unbracketed_holes(pattern: Pattern, template: Template) -> tuple[int, ...]:
+    """The holes ``pattern`` holds alone in brackets (``(□)``) that ``template`` writes without an
+    opening bracket before them (``content = (□)`` -> ``content = □``): a site whose text for one
+    spans lines would break its statement there (two strings joined over lines, found in the isort
+    history)."""
+    held: set[int] = set()
+    stack = [pattern]
+    while stack:
+        at = stack.pop()
+        if isinstance(at, Branch):
+            inner = at.children[1:-1]
+            if len(inner) == 1 and isinstance(inner[0], Hole) and at.children[0] == Leaf("(", b"("):
+                held.add(inner[0].number)
+            stack.extend(at.children)
+    bare = []
+    for index, part in enumerate(template):
+        before = template[index - 1] if index > 0 else b""
+        if (
+            isinstance(part, int)
+            and part in held
+            and not (isinstance(before, bytes) and before.rstrip().endswith(b"("))
+        ):
+            bare.append(part)
+    return tuple(sorted(set(bare)))
+
+
 def breaks_outside_holes(text: bytes, pattern: Pattern, holes: dict[int, bytes]) -> int:
     """The line breaks of ``text`` (what ``pattern`` matched, its holes ``holes``) outside the holes:
     its layout, which a rule's template writes as the example's was."""

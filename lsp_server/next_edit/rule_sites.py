@@ -164,6 +164,8 @@ def _site_at(
                     return None  # a definition wrapped as the examples were, using none of what they use
                 if any(quote in bound.get(number, b"") for number, quotes in rule.quotes for quote in quotes):
                     return None  # the hole's text would end the replacement's string
+                if any(b"\n" in bound.get(number, b"") for number in rule.bare):
+                    return None  # out of its brackets, the hole's text would end the statement
                 new = render(reindented(rule.after, rule.indent, line_indent(source, node.start_byte)), bound)
                 if not _already_rewritten(source, node.start_byte, node.end_byte, new):
                     return Site(node.start_byte, node.end_byte, source[node.start_byte : node.end_byte], new)

@@ -76,3 +76,13 @@ def test_an_entry_added_to_one_map_of_a_name_waits_for_a_second_example() -> Non
     learned = _learned("python", before, after)
     assert learned is not None and learned.rule.inserts  # found in the httpcore history
     assert _sites("python", before, after) == []
+
+
+def test_brackets_dropped_around_a_value_are_not_dropped_where_it_spans_lines() -> None:
+    before = (
+        'def f():\n    content = (\n        "a"\n    )\n    content = (\n        "b"\n        "c"\n    )\n'
+        '    content = (\n        "d"\n    )\n'
+    )
+    after = before.replace('content = (\n        "a"\n    )', 'content = "a"', 1)
+    # found in the isort history: ``content = "b"`` then ``"c"`` on its own line is no statement
+    assert _sites("python", before, after) == [('content = (\n        "d"\n    )', 'content = "d"')]
