@@ -9,7 +9,7 @@ The lines are paired by ``difflib`` over the edited lines: a run of lines replac
 or separate runs; one line changed alike at two places or more is cut at its changes. A line whose
 change alone leaves the file broken (one line of a statement spread over several) teaches nothing,
 and then the whole edit is learned as one. Bounded: at most ``MAX_LINES`` lines changed; two
-incremental re-parses (``syntax.replaced``).
+incremental re-parses (``syntax.replaced``); lines of at most ``MAX_BYTES`` in all.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 MAX_LINES = 40
 """Lines an edit may change for its lines to be taken as examples one by one."""
+MAX_BYTES = 4_000
+"""The changed lines' length, at most, before and after the edit (a minified line is no example)."""
 _TOKEN = re.compile(rb"\w+|\s+|[^\w\s]")
 
 LineChange = tuple[int, int, bytes]
@@ -64,13 +66,17 @@ def learn_by_line(
 def line_changes(before: bytes, after: bytes) -> list[LineChange]:
     """The edit ``before`` -> ``after`` as changes of one line each, in order: each line of a run
     replaced by as many lines, paired in order; [] when a run of lines is replaced by a run of
-    another length, or inserted, or deleted, or more than ``MAX_LINES`` lines changed."""
+    another length, or inserted, or deleted, or more than ``MAX_LINES`` lines (``MAX_BYTES``)
+    changed."""
     start, old_end, _ = changed_span(before, after)
     line_start = before.rfind(b"\n", 0, start) + 1
     tail = len(before) - old_end
     old_lines = before[line_start : _line_end(before, old_end)].split(b"\n")
     new_lines = after[line_start : _line_end(after, len(after) - tail)].split(b"\n")
-    if len(old_lines) > MAX_LINES or len(new_lines) > MAX_LINES:
+    if (
+        max(len(old_lines), len(new_lines)) > MAX_LINES
+        or max(sum(map(len, old_lines)), sum(map(len, new_lines))) > MAX_BYTES
+    ):
         return []
     if len(old_lines) == len(new_lines) == 1:
         return _repeated_in_line(old_lines[0], new_lines[0], line_start)

@@ -91,3 +91,8 @@ def test_the_service_offers_the_rule_of_two_lines_changed_at_once() -> None:
     assert [(old, new) for _, _, _, old, new in offered] == [
         ('self.assertEqual(fmt(dt, "HH"), "02")', 'assert fmt(dt, "HH") == "02"')
     ]
+
+
+def test_a_minified_line_is_no_example_of_its_changes() -> None:
+    line = "x=f(a);" * 2_000
+    assert line_changes(encode(line + "\n"), encode(line.replace("f(a)", "g(a)") + "\n")) == []
