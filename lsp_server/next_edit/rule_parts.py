@@ -8,7 +8,13 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, Template, fixed_words, holes_of
-from lsp_server.next_edit.node_roles import INTERPOLATIONS, is_name, is_named_value
+from lsp_server.next_edit.node_roles import (
+    ARGUMENT_LISTS,
+    INTERPOLATIONS,
+    callee_name,
+    is_name,
+    is_named_value,
+)
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -209,3 +215,41 @@ def assigned_name(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[str
     if target is None or new_target is None or target.type != "identifier" or target.text != new_target.text:
         return set()
     return {(target.type, target.text)}
+
+
+def arguments_moved(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[str, bytes | None]]:
+    """The argument lists of ``old``'s calls that ``new`` holds only as another call's (``get(t *
+    1e6)`` -> ``get(int(t * 1e6))``: ``(t * 1e6)`` is now ``int``'s): not kept, so the rule keeps
+    the call's own list and makes its arguments the holes (``get(□)`` -> ``get(int(□))``), where a
+    hole for the list would wrap every call's whole list (``get(int(t, tzinfo=tz))``, found in the
+    arrow history)."""
+    callees: dict[tuple[str, bytes | None], set[bytes | None]] = {}
+    for node in _descendants(new):
+        if node.type in ARGUMENT_LISTS and node.parent is not None:
+            callees.setdefault((node.type, node.text), set()).add(callee_name(node.parent))
+    return {
+        (node.type, node.text)
+        for node in _descendants(old)
+        if node.type in ARGUMENT_LISTS
+        and node.parent is not None
+        and (node.type, node.text) in callees
+        and callee_name(node.parent) not in callees[(node.type, node.text)]
+    }
+
+
+def typed_hole(pattern: Pattern, number: int, kind: str) -> Pattern:
+    """``pattern`` with hole ``number`` matching nodes of type ``kind`` only."""
+    if isinstance(pattern, Hole):
+        return Hole(number, kind) if pattern.number == number else pattern
+    if isinstance(pattern, Branch):
+        return Branch(pattern.type, tuple(typed_hole(child, number, kind) for child in pattern.children))
+    return pattern
+
+
+def _descendants(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    found, stack = [], [node]
+    while stack:
+        at = stack.pop()
+        found.append(at)
+        stack.extend(at.children)
+    return found

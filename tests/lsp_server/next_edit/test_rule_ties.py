@@ -86,3 +86,11 @@ def test_brackets_dropped_around_a_value_are_not_dropped_where_it_spans_lines() 
     after = before.replace('content = (\n        "a"\n    )', 'content = "a"', 1)
     # found in the isort history: ``content = "b"`` then ``"c"`` on its own line is no statement
     assert _sites("python", before, after) == [('content = (\n        "d"\n    )', 'content = "d"')]
+
+
+def test_an_argument_wrapped_in_a_call_is_wrapped_where_a_call_passes_one_alike() -> None:
+    before = "a = f.get(t * 1e6)\nb = f.get(t, tzinfo=tz)\nc = f.get(u * 1e3)\nd = f.get(arw)\n"
+    after = before.replace("f.get(t * 1e6)", "f.get(int(t * 1e6))", 1)
+    # found in the arrow history: the argument list is ``get``'s, not ``int``'s, so never a hole;
+    # and what is converted is a product, not any argument
+    assert _sites("python", before, after) == [("f.get(u * 1e3)", "f.get(int(u * 1e3))")]
