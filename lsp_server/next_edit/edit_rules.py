@@ -58,17 +58,13 @@ from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
 from lsp_server.next_edit.rule_parts import (
-    arguments_moved,
     assigned_name,
     breaks_outside_holes,
     hole_texts,
-    imported_names,
-    kept_below,
-    pattern_of,
+    old_pattern,
     quotes_around_holes,
     result_of,
     template_of,
-    typed_hole,
     unbracketed_holes,
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
@@ -184,19 +180,8 @@ def _rule_of(
     list))``): it is what the rule is about."""
     if old.child_count < 2 or old.type.endswith(_LIST_SUFFIXES) or old.type == "type_parameter":
         return None  # a leaf, a wrapper of one, or a list: nothing to tell its place by
-    moved = arguments_moved(old, new)
-    kept = kept_below(new.children) - imported_names(old, new) - assigned_name(old, new) - moved
-    wrapped = (
-        changed is not None
-        and changed.parent is not None
-        and (changed.parent.type, changed.parent.text) in moved
-    )
     numbers: dict[bytes, int] = {}
-    pattern = pattern_of(old, (old, None if wrapped else changed), kept, numbers)
-    if wrapped and changed is not None and changed.text in numbers:
-        # the argument wrapped is a hole of its kind (``check(□)`` -> ``check(f(□))``; a product
-        # converted, ``get(t * 1e6)`` -> ``get(int(t * 1e6))``, is no ``get(arw)``: arrow)
-        pattern = typed_hole(pattern, numbers[changed.text], changed.type)
+    pattern = old_pattern(old, new, changed, numbers)
     if not fixed_words(pattern):
         return None
     template = template_of(new.children, new, (new.start_byte, new.end_byte), numbers, pattern)

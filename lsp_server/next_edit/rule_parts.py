@@ -22,6 +22,25 @@ if TYPE_CHECKING:
 _STRINGS = frozenset({"string", "template_string", "interpreted_string_literal", "string_literal"})
 
 
+def old_pattern(
+    old: tree_sitter.Node, new: tree_sitter.Node, changed: tree_sitter.Node | None, numbers: dict[bytes, int]
+) -> Pattern:
+    """``old`` as the pattern of the rule ``old`` -> ``new`` (``edit_rules.py``): what the new text
+    keeps, holes (numbered in ``numbers``), but the imported names (:func:`imported_names`), the
+    variable assigned (:func:`assigned_name`) and an argument list another call now holds
+    (:func:`arguments_moved`); ``changed``, the smallest node the edit replaced, fixed, unless it
+    was such a list's argument: then a hole of its kind (``check(□)`` -> ``check(f(□))``; a product
+    converted, ``get(t * 1e6)`` -> ``get(int(t * 1e6))``, is no ``get(arw)``: arrow)."""
+    moved = arguments_moved(old, new)
+    kept = kept_below(new.children) - imported_names(old, new) - assigned_name(old, new) - moved
+    parent = changed.parent if changed is not None else None
+    wrapped = changed is not None and parent is not None and (parent.type, parent.text) in moved
+    pattern = pattern_of(old, (old, None if wrapped else changed), kept, numbers)
+    if wrapped and changed is not None and changed.text in numbers:
+        pattern = typed_hole(pattern, numbers[changed.text], changed.type)
+    return pattern
+
+
 def pattern_of(
     node: tree_sitter.Node,
     fixed: tuple[tree_sitter.Node, tree_sitter.Node | None],
