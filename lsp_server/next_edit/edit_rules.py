@@ -58,7 +58,7 @@ from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads
 from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
 from lsp_server.next_edit.rule_parts import (
-    assigned_name,
+    assigned_variable,
     breaks_outside_holes,
     hole_texts,
     old_pattern,
@@ -236,8 +236,8 @@ def _tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:
     file's maps of that name, found in the httpcore history): no callee, member, keyword,
     definition's or type's name to tie a site to."""
     telling = set(telling_words(rule.before))
-    assigned = {text for _, text in assigned_name(old, old) if text is not None}
-    return bool(telling) and telling <= values_read(old) | assigned
+    assigned = assigned_variable(old)
+    return bool(telling) and telling <= values_read(old) | ({assigned} if assigned is not None else set())
 
 
 def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:

@@ -228,12 +228,16 @@ def assigned_name(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[str
     it stays fixed in the rule, which is about that variable's value (``machine = parts[-1]`` ->
     ``machine = normalize_isa(parts[-1])`` repeats where ``machine`` is assigned, not at every
     assignment, found in the tox history). Nothing for other nodes."""
-    if old.type != "assignment" or new.type != old.type:
+    name = assigned_variable(old)
+    if name is None or new.type != old.type or assigned_variable(new) != name:
         return set()
-    target, new_target = old.child_by_field_name("left"), new.child_by_field_name("left")
-    if target is None or new_target is None or target.type != "identifier" or target.text != new_target.text:
-        return set()
-    return {(target.type, target.text)}
+    return {("identifier", name)}
+
+
+def assigned_variable(node: tree_sitter.Node) -> bytes | None:
+    """The plain name the assignment ``node`` writes (None: another node, or another target)."""
+    target = node.child_by_field_name("left") if node.type == "assignment" else None
+    return target.text if target is not None and target.type == "identifier" else None
 
 
 def arguments_moved(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[str, bytes | None]]:
