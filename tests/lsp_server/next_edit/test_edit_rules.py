@@ -26,6 +26,14 @@ def _two_examples(language: str, before: str, once: str, twice: str) -> tuple[Le
     return first, second
 
 
+def _agreed_sites(language: str, before: str, once: str, twice: str) -> list[tuple[str, str]]:
+    """(old, new) at each place the rule two examples agree on applies in ``twice``, nearest first."""
+    first, second = _two_examples(language, before, once, twice)
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    return _apply(language, both, twice, (second.start, second.end))
+
+
 def _sites(language: str, before: str, after: str) -> list[tuple[str, str]]:
     """(old, new) at each place the edit's rule applies in ``after``, nearest first."""
     learned = _learned(language, before, after)

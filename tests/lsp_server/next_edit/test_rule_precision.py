@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_server.next_edit.rule_agreement import agree
-from tests.lsp_server.next_edit.test_edit_rules import _apply, _learned, _sites, _two_examples
+from tests.lsp_server.next_edit.test_edit_rules import _agreed_sites, _apply, _learned, _sites, _two_examples
 
 
 def test_a_deleted_trailing_comment_is_deleted_where_it_trails_code_of_the_same_shape() -> None:
@@ -82,10 +82,7 @@ def test_a_comment_added_is_added_only_where_the_same_code_ends_its_line() -> No
     before = "x = load(p)\nx = load(p)\nx = load(p); y = 1\nx = load(p)  # other\nx = load(p)\n"
     once = before.replace("x = load(p)\n", "x = load(p)  # type: ignore[arg-type]\n", 1)
     twice = once.replace("x = load(p)\n", "x = load(p)  # type: ignore[arg-type]\n", 1)
-    first, second = _two_examples("python", before, once, twice)
-    both = agree(first.rule, second.rule)
-    assert both is not None
-    assert _apply("python", both, twice, (second.start, second.end)) == [
+    assert _agreed_sites("python", before, once, twice) == [
         ("x = load(p)", "x = load(p)  # type: ignore[arg-type]")
     ]  # the last line only
 
@@ -300,20 +297,14 @@ def test_a_deletion_whose_result_has_a_wider_shape_still_finds_its_sites() -> No
     ],
 )
 def test_two_examples_that_only_move_or_bracket_holes_stay_quiet(before: str, once: str, twice: str) -> None:
-    first, second = _two_examples("python", before, once, twice)
-    both = agree(first.rule, second.rule)
-    assert both is not None
-    assert _apply("python", both, twice, (second.start, second.end)) == []
+    assert _agreed_sites("python", before, once, twice) == []
 
 
 def test_two_examples_that_write_a_word_of_their_own_still_repeat() -> None:
     before = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n"
     once = before.replace("def test_a():", "def test_a() -> None:", 1)
     twice = once.replace("def test_b():", "def test_b() -> None:", 1)
-    first, second = _two_examples("python", before, once, twice)
-    both = agree(first.rule, second.rule)
-    assert both is not None
-    assert _apply("python", both, twice, (second.start, second.end)) == [
+    assert _agreed_sites("python", before, once, twice) == [
         ("def test_c():\n    pass", "def test_c() -> None:\n    pass")
     ]
 
