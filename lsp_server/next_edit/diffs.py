@@ -122,3 +122,25 @@ def changed_span(before: AnyStr, after: AnyStr) -> tuple[int, int, int]:
             break
         tail += size
     return start, len(before) - tail, len(after) - tail
+
+
+MAX_SLIDE = 200
+"""Bytes a deletion is slid left or right, at most, to find where it reads as whole lines."""
+
+
+def deletion_slides(before: bytes, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of ``before`` whose deletion leaves the same text as deleting ``start``..``end``:
+    that span, then slid left, then right, a byte at a time while the byte leaving the span equals
+    the one entering it. A line deleted before a line that begins alike (``sock.settimeout(1)``
+    above ``sock.bind(…)``) differs from the text after it from ``settimeout``, not from the line's
+    start: the slid span is the whole line (found in the anyio history)."""
+    spans = [(start, end)]
+    at, to = start, end
+    while at > 0 and start - at < MAX_SLIDE and before[at - 1] == before[to - 1]:
+        at, to = at - 1, to - 1
+        spans.append((at, to))
+    at, to = start, end
+    while to < len(before) and to - end < MAX_SLIDE and before[at] == before[to]:
+        at, to = at + 1, to + 1
+        spans.append((at, to))
+    return spans

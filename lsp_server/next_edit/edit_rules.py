@@ -45,7 +45,7 @@ from lsp_server.next_edit.derived_rules import (
     deletion_rule,
     trailing_comment_rule,
 )
-from lsp_server.next_edit.diffs import changed_span
+from lsp_server.next_edit.diffs import changed_span, deletion_slides
 from lsp_server.next_edit.edit_pattern import (
     fixed_words,
     line_indent,
@@ -94,9 +94,11 @@ def learn(
         noted = trailing_comment_rule(new_tree, after, start, new_end)
         return None if noted is None else Learned(*noted)  # else a note for this place (``comment_edits.py``)
     if not after[start:new_end].strip():
-        deleted = deletion_rule(old_tree, before, start, old_end)
-        if deleted is not None:
-            return Learned(deleted, start, start)
+        spans = deletion_slides(before, start, old_end) if new_end == start else [(start, old_end)]
+        for at, end in spans:
+            deleted = deletion_rule(old_tree, before, at, end)
+            if deleted is not None:
+                return Learned(deleted, at, at)
     pair = _aligned(old_tree, new_tree, start, old_end, new_end - old_end)
     pair_changed = pair[0] if pair is not None else None  # what the edit replaced: never a hole
     for _ in range(MAX_WIDENING + 1):

@@ -4,6 +4,8 @@ wrapped rather than replaced, and whether a type annotated a parameter or a fiel
 
 from __future__ import annotations
 
+from lsp_server.completion.syntax import encode
+from lsp_server.next_edit.diffs import changed_span, deletion_slides
 from tests.lsp_server.next_edit.test_edit_rules import _learned, _sites
 
 
@@ -94,3 +96,15 @@ def test_an_argument_wrapped_in_a_call_is_wrapped_where_a_call_passes_one_alike(
     # found in the arrow history: the argument list is ``get``'s, not ``int``'s, so never a hole;
     # and what is converted is a product, not any argument
     assert _sites("python", before, after) == [("f.get(u * 1e3)", "f.get(int(u * 1e3))")]
+
+
+def test_a_line_deleted_above_one_that_begins_alike_is_deleted_where_it_stands_again() -> None:
+    before = (
+        "def a(sock):\n    sock.settimeout(1)\n    sock.bind(host)\n\n\n"
+        "def b(sock):\n    sock.settimeout(1)\n    sock.bind(other)\n"
+    )
+    after = before.replace("    sock.settimeout(1)\n", "", 1)
+    assert changed_span(encode(before), encode(after))[:2] == (22, 45)  # "settimeout(1)\n    sock."
+    # found in the anyio history: slid to the whole line, the deletion makes a rule
+    assert _sites("python", before, after) == [("    sock.settimeout(1)\n", "")]
+    assert deletion_slides(b"xabab", 1, 3) == [(1, 3), (2, 4), (3, 5)]
