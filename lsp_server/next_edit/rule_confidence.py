@@ -2,12 +2,12 @@
 from one edit whose fixed names and literals are all common tokens (``self``, ``0``, ``None``) or
 shorter than three characters, or that has only keywords (``assert a == b`` -> ``assert b == a``),
 matches too widely to be a guess worth showing (two examples may, when the replacement writes a word
-of its own); nor is a rule whose whole change sets one keyword argument to a constant (a flag: a
-choice made per call), nor one of one example that writes several times more text of its own than
-it fixes (new code for one place) or adds a comment after a line (a note for that place), nor one
-that writes a statement beside one it keeps whole, even after two examples. An edit that turns one
-kind of node into another is recognised by the keyword it starts with (``print x``), never by an
-operator alone (``a in b``).
+of its own or leaves one out); nor is a rule whose whole change sets one keyword argument to a
+constant (a flag: a choice made per call), nor one of one example that writes several times more
+text of its own than it fixes (new code for one place) or adds a comment after a line (a note for
+that place), nor one that writes a statement beside one it keeps whole, even after two examples. An
+edit that turns one kind of node into another is recognised by the keyword it starts with (``print
+x``), never by an operator alone (``a in b``).
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ def too_wide(rule: EditRule) -> bool:
     characters or more other than a common one, unless the edit turned one kind of node into
     another (``print x`` -> ``print(x)``: the statement's keyword tells its sites). Two examples
     make such a rule worth showing only when its replacement writes a word of its own (``def □():``
-    -> ``def □() -> None:``); one that only moves or brackets its holes (``assert □ == □`` swapped,
-    ``□ and □`` -> ``(□ and □)``) is a matter of taste applied at some of the places of a very
-    common shape, which the code does not tell apart: quiet. A deletion is exempt."""
+    -> ``def □() -> None:``) or leaves one out (the reverse); one that only moves or brackets its
+    holes (``assert □ == □`` swapped, ``□ and □`` -> ``(□ and □)``) is a matter of taste applied at
+    some of the places of a very common shape, which the code does not tell apart: quiet. A deletion
+    is exempt."""
     if _sets_a_flag(rule) or _changes_a_value(rule):
         return True
     words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
@@ -45,7 +46,7 @@ def too_wide(rule: EditRule) -> bool:
         return False
     if rule.examples == 1 or rule.beside:
         return True  # a statement written beside one kept whole: its place is not told by the kept one
-    return rule.deletes is None and not _writes_a_word(rule)
+    return rule.deletes is None and not _writes_a_word(rule) and not _drops_a_word(rule)
 
 
 def _changes_a_value(rule: EditRule) -> bool:
@@ -120,6 +121,15 @@ def _writes_a_word(rule: EditRule) -> bool:
         for part in written
         for word in re.findall(rb"\w+", part)
     )
+
+
+def _drops_a_word(rule: EditRule) -> bool:
+    """Whether the rule's replacement leaves out a word its pattern fixes (``def □□ -> None: □`` ->
+    ``def □□: □``, two tests' return types dropped, found in the more-itertools history), as a word
+    written is a change of its own (``_writes_a_word``); an operator spelled as a word is
+    punctuation."""
+    written = {word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"\w+", part)}
+    return any(word not in written and word not in OPERATOR_WORDS for word in fixed_words(rule.before))
 
 
 def _leads_with_keyword(rule: EditRule) -> bool:

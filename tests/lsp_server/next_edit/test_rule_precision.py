@@ -351,3 +351,13 @@ def test_a_negation_rewritten_once_is_no_rule_of_its_own() -> None:
     before = "if not years and days < 1:\n    pass\nif not now:\n    pass\nif not texts:\n    pass\n"
     after = before.replace("not years", "years == 0", 1)
     assert _sites("python", before, after) == []  # ``not`` is an operator, not a statement's keyword
+
+
+def test_two_examples_that_leave_a_word_out_still_repeat() -> None:
+    before = "".join(f"def test_{name}() -> None:\n    pass\n\n\n" for name in "abc").rstrip("\n") + "\n"
+    once = before.replace("def test_a() -> None:", "def test_a():", 1)
+    twice = once.replace("def test_b() -> None:", "def test_b():", 1)
+    # found in the more-itertools history: return types dropped from a file's tests
+    assert _agreed_sites("python", before, once, twice) == [
+        ("def test_c() -> None:\n    pass", "def test_c():\n    pass")
+    ]
