@@ -1,0 +1,86 @@
+"""Comments edited: a trailing comment deleted is deleted where it trails code of the same shape (any
+code after two examples); a comment added is added after the same code, token for token, from the
+second example only, where that code ends its line; any other comment added makes no rule (found
+by replaying held-out histories, ``bench/next_edit``: pluggy, uvicorn, tox)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lsp_server.next_edit.rule_agreement import agree
+from tests.lsp_server.next_edit.test_edit_rules import _agreed_sites, _apply, _learned, _sites, _two_examples
+
+
+def test_a_deleted_trailing_comment_is_deleted_where_it_trails_code_of_the_same_shape() -> None:
+    before = (
+        "x = f('a')  # type: ignore\nx = f('b')  # type: ignore\ny = g()  # type: ignore\n"
+        "# type: ignore\nc = '# type: ignore'\n"
+    )
+    after = before.replace("x = f('a')  # type: ignore", "x = f('a')", 1)
+    assert _sites("python", before, after) == [("  # type: ignore", "")]  # after x = f('b') only
+
+
+def test_two_deleted_trailing_comments_after_different_code_delete_it_after_any_code() -> None:
+    before = "x = f('a')  # type: ignore\ny = g()  # type: ignore\nz = [h()]  # type: ignore\n"
+    once = before.replace("x = f('a')  # type: ignore", "x = f('a')", 1)
+    twice = once.replace("y = g()  # type: ignore", "y = g()", 1)
+    first, second = _two_examples("python", before, once, twice)
+    assert _apply("python", first.rule, once, (first.start, first.end)) == []  # no line of x = f(…)'s shape
+    both = agree(first.rule, second.rule)
+    assert both is not None and both.trails is None
+    assert _apply("python", both, twice, (second.start, second.end)) == [("  # type: ignore", "")]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "learns"),
+    [
+        pytest.param(
+            "if a:\n    x()\nif b:\n    y()\n",
+            "if a:  # pragma: no branch\n    x()\nif b:\n    y()\n",
+            False,
+            id="a pragma after an if",
+        ),
+        pytest.param(
+            "fetch(url)\nfetch(b)\n",
+            "fetch(url)  # type: ignore[arg-type]\nfetch(b)\n",
+            True,
+            id="a type: ignore",
+        ),
+        pytest.param("a = 1\nb = 2\n", "# the first\na = 1\nb = 2\n", False, id="a comment line"),
+    ],
+)
+def test_a_comment_added_is_added_nowhere_but_after_the_same_code(
+    before: str, after: str, learns: bool
+) -> None:
+    learned = _learned("python", before, after)
+    assert (learned is not None) == learns
+    if learned is not None:
+        assert _apply("python", learned.rule, after, (learned.start, learned.end)) == []
+
+
+def test_a_comment_added_after_two_lines_is_added_after_the_same_code_where_the_line_ends() -> None:
+    before = (
+        "@pytest.fixture(autouse=True)\ndef a():\n    pass\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef b():\n    pass\n\n\n"
+        "@pytest.fixture(autouse=True)  # keep\ndef c():\n    pass\n\n\n"
+        "@pytest.fixture(autouse=True)\ndef d():\n    x = load(p)\n    x = load(p); y = 1\n"
+    )
+    once = before.replace("autouse=True)\ndef a", "autouse=True)  # noqa: RUF076\ndef a", 1)
+    twice = once.replace("autouse=True)\ndef b", "autouse=True)  # noqa: RUF076\ndef b", 1)
+    first, second = _two_examples("python", before, once, twice)
+    # one example is a note for that place (found in the pluggy and uvicorn histories)
+    assert _apply("python", first.rule, once, (first.start, first.end)) == []
+    both = agree(first.rule, second.rule)
+    assert both is not None
+    assert _apply("python", both, twice, (second.start, second.end)) == [
+        ("@pytest.fixture(autouse=True)", "@pytest.fixture(autouse=True)  # noqa: RUF076")
+    ]  # found in the tox history: d's, not after c's own comment
+
+
+def test_a_comment_added_is_added_only_where_the_same_code_ends_its_line() -> None:
+    before = "x = load(p)\nx = load(p)\nx = load(p); y = 1\nx = load(p)  # other\nx = load(p)\n"
+    once = before.replace("x = load(p)\n", "x = load(p)  # type: ignore[arg-type]\n", 1)
+    twice = once.replace("x = load(p)\n", "x = load(p)  # type: ignore[arg-type]\n", 1)
+    assert _agreed_sites("python", before, once, twice) == [
+        ("x = load(p)", "x = load(p)  # type: ignore[arg-type]")
+    ]  # the last line only
