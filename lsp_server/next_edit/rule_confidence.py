@@ -4,10 +4,10 @@ shorter than three characters, or that has only keywords (``assert a == b`` -> `
 matches too widely to be a guess worth showing (two examples may, when the replacement writes a word
 of its own or leaves one out); nor is a rule whose whole change sets one keyword argument to a
 constant (a flag: a choice made per call), nor one of one example that writes several times more
-text of its own than it fixes (new code for one place) or adds a comment after a line (a note for
-that place), nor one that writes a statement beside one it keeps whole, even after two examples. An
-edit that turns one kind of node into another is recognised by the keyword it starts with (``print
-x``), never by an operator alone (``a in b``).
+text of its own than it fixes (new code for one place), adds a comment after a line (a note for
+that place) or deletes lines of logic (a decision for that place), nor one that writes a statement
+beside one it keeps whole, even after two examples. An edit that turns one kind of node into another
+is recognised by the keyword it starts with (``print x``), never by an operator alone (``a in b``).
 """
 
 from __future__ import annotations
@@ -85,6 +85,15 @@ def inserts_unanchored(rule: EditRule) -> bool:
     kind); quiet until a second example agrees. A callee, a member, a keyword, a definition's or a
     type's name is an anchor the sites share (``obj.size`` -> ``obj.size()``)."""
     return rule.examples == 1 and rule.inserts
+
+
+def deletes_a_block(rule: EditRule) -> bool:
+    """Whether a rule of one example deletes lines of logic, a node over several lines (``if inc is
+    NotImplemented: return NotImplemented``): a decision about that place (boltons' history deleted
+    2 of 14 such guards), unlike a line of one statement, a decorator or a comment, which repeats;
+    quiet until a second example deletes one too."""
+    text = rule.before.text.strip() if isinstance(rule.before, Leaf) else b""
+    return rule.examples == 1 and rule.deletes == "line" and b"\n" in text
 
 
 def notes_one_place(rule: EditRule) -> bool:

@@ -38,6 +38,7 @@ from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_an
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE
 from lsp_server.next_edit.rule_confidence import (
+    deletes_a_block,
     inserts_unanchored,
     notes_one_place,
     too_wide,
@@ -78,7 +79,13 @@ def find_sites(
 ) -> list[Site]:
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
-    if too_wide(rule) or writes_new_code(rule) or inserts_unanchored(rule) or notes_one_place(rule):
+    if (
+        too_wide(rule)
+        or writes_new_code(rule)
+        or inserts_unanchored(rule)
+        or notes_one_place(rule)
+        or deletes_a_block(rule)
+    ):
         return []
     anchors = rule.anchors()
     if not anchors:
