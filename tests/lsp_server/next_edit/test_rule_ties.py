@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lsp_server.completion.syntax import encode
 from lsp_server.next_edit.diffs import changed_span, deletion_slides
-from tests.lsp_server.next_edit.test_edit_rules import _learned, _sites
+from tests.lsp_server.next_edit.test_edit_rules import _agreed_sites, _learned, _sites
 
 
 def test_a_value_wrapped_is_wrapped_where_the_same_variable_is_assigned_only() -> None:
@@ -108,3 +108,14 @@ def test_a_line_deleted_above_one_that_begins_alike_is_deleted_where_it_stands_a
     # found in the anyio history: slid to the whole line, the deletion makes a rule
     assert _sites("python", before, after) == [("    sock.settimeout(1)\n", "")]
     assert deletion_slides(b"xabab", 1, 3) == [(1, 3), (2, 4), (3, 5)]
+
+
+def test_lines_of_logic_deleted_once_wait_for_a_second_example() -> None:
+    guard = "    if inc is NotImplemented:\n        return NotImplemented\n"
+    before = "".join(
+        f"def {name}(self, other):\n    inc = f(other)\n{guard}    return inc\n\n\n" for name in "abc"
+    )
+    once = before.replace(guard, "", 1)
+    # found in the boltons history: two of fourteen such guards deleted
+    assert _sites("python", before, once) == []
+    assert _agreed_sites("python", before, once, once.replace(guard, "", 1)) == [(guard, "")]
