@@ -29,6 +29,18 @@ NEW_CODE_RATIO = 4
 times what its pattern fixes, writes new code for one place."""
 
 
+def stays_quiet(rule: EditRule) -> bool:
+    """Whether no site of ``rule`` is worth showing, for any of the reasons above (the one check the
+    site search makes)."""
+    return (
+        too_wide(rule)
+        or writes_new_code(rule)
+        or inserts_unanchored(rule)
+        or notes_one_place(rule)
+        or deletes_a_block(rule)
+    )
+
+
 def too_wide(rule: EditRule) -> bool:
     """Whether a rule has nothing telling to recognise a site by: no name or literal of three
     characters or more other than a common one, unless the edit turned one kind of node into

@@ -37,13 +37,7 @@ from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
 from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_any
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE
-from lsp_server.next_edit.rule_confidence import (
-    deletes_a_block,
-    inserts_unanchored,
-    notes_one_place,
-    too_wide,
-    writes_new_code,
-)
+from lsp_server.next_edit.rule_confidence import stays_quiet
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
 from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
@@ -79,13 +73,7 @@ def find_sites(
 ) -> list[Site]:
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
-    if (
-        too_wide(rule)
-        or writes_new_code(rule)
-        or inserts_unanchored(rule)
-        or notes_one_place(rule)
-        or deletes_a_block(rule)
-    ):
+    if stays_quiet(rule):
         return []
     anchors = rule.anchors()
     if not anchors:
