@@ -68,6 +68,9 @@ class EditRule:
     not on every test of the file). Empty: not checked.
     ``members``: methods the replacement calls on ``self`` of its own, and the example's class: a site
     lies where ``self`` has them (``member_bindings.py``).
+    ``returns``: the rule writes a function's return type, and the examples' functions give their
+    result this way (``symbol_scope.returns_of``: a value, nothing, by ``yield``): so does a site's
+    (``-> Result`` is not written on a generator). None: not checked.
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -97,6 +100,7 @@ class EditRule:
     drops_read: bool = False
     uses: tuple[bytes, ...] = ()
     members: MemberHome | None = None
+    returns: str | None = None
     examples: int = 1
     result: Pattern | None = None
 

@@ -33,6 +33,7 @@ identifier), or that spans more than ``MAX_EDIT_BYTES``.
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -68,7 +69,7 @@ from lsp_server.next_edit.rule_parts import (
     unbracketed_holes,
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
-from lsp_server.next_edit.symbol_scope import definition_scope
+from lsp_server.next_edit.symbol_scope import definition_scope, returns_of
 from lsp_server.next_edit.type_spellings import replaces_own_type, same_type_respelled
 
 if TYPE_CHECKING:
@@ -208,7 +209,14 @@ def _rule_of(
         uses=outer_reads(old) if wraps and old.type in _DEFINITIONS else (),
         members=member_home(tuple(sorted(members_called(new, numbers) - members_called(old, numbers))), new),
         result=result_of(new, numbers, pattern),
+        returns=returns_of(old) if _adds_return_type(old, new) else None,
     )
+
+
+def _adds_return_type(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
+    """Whether the edit wrote a return type on a function's definition that had none."""
+    written = new.child_by_field_name("return_type")
+    return written is not None and old.child_by_field_name("return_type") is None
 
 
 def _about_the_type(old: bytes, new: bytes) -> bool:
@@ -265,6 +273,9 @@ def _is_expression(node: tree_sitter.Node) -> bool:
     return not node.type.endswith(("_definition", "_statement", "_declaration", "_item"))
 
 
+_KEYWORDS = frozenset(word.encode() for word in keyword.kwlist)
+
+
 def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
     """Whether a name the edit wrote is found nowhere else in the file but as the start of a longer
     one: the user is still typing it (not a name called: its parenthesis was typed after it)."""
@@ -275,6 +286,8 @@ def _half_typed(rule: EditRule, after: bytes, at: int, end: int) -> bool:
     for word in names - old_words:
         if any(old.startswith(word) for old in old_words):
             continue  # a name shortened (``assertEquals`` -> ``assertEqual``), not one half-typed
+        if word in _KEYWORDS:
+            continue  # a keyword, whole where ``as`` is found elsewhere only as ``assert``'s start
         whole = longer = False
         for start, ends in token_starts(after, word, MAX_WORD_LOOKUPS):
             if at <= start < end:

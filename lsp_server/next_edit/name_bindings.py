@@ -14,9 +14,10 @@ most ``MAX_NAME_LOOKUPS`` occurrences of a name are looked at per tree (a byte s
 from __future__ import annotations
 
 import builtins
+import re
 from typing import TYPE_CHECKING
 
-from lsp_server.next_edit.edit_pattern import token_starts
+from lsp_server.next_edit.edit_pattern import fixed_words, token_starts
 from lsp_server.next_edit.node_roles import is_name
 from lsp_server.next_edit.symbol_scope import (
     TARGET_PATTERNS,
@@ -38,6 +39,8 @@ _TARGET_PARENTS = frozenset(
     {"as_pattern_target", "global_statement", "nonlocal_statement", "parameters", "lambda_parameters"}
 )
 _PATTERNS = TARGET_PATTERNS | {"dictionary_splat_pattern"}  # ``**kwargs`` too
+_AS_TARGET = re.compile(rb"\bas\s+([A-Za-z_]\w*)")
+_AS_STATEMENTS = frozenset({"with_statement", "except_clause", "except_group_clause"})
 _IMPORTS = frozenset({"import_statement", "import_from_statement"})
 _NOT_VALUES = _IMPORTS | {"type"}  # Python's annotation node: the names in it are types
 
@@ -150,6 +153,36 @@ def readable_at(
     if any(not bound_at(node, name, tree, source, cache) for name in rule.reads):
         return False
     return rule.home is None or function_name(node) == rule.home
+
+
+def binds_unread(rule: EditRule, node: tree_sitter.Node) -> bool:
+    """Whether the rule's replacement binds a name of its own with ``as`` in a ``with`` or an
+    ``except`` (``pytest.raises(E)`` -> ``pytest.raises(E) as exc``) that nothing reads after the
+    site ``node`` in its scope: the binding serves a read the user writes beside it (an assertion on
+    ``exc``), which a site without that read does not call for; one where the read stands already
+    (a name used and never bound) is a fix."""
+    fixed = set(fixed_words(rule.before))
+    names = {
+        name for part in rule.after if isinstance(part, bytes) for name in _AS_TARGET.findall(part)
+    } - fixed
+    if not names or not _in_statement(node, _AS_STATEMENTS):
+        return False
+    scope = _scope_of(node)
+    return not any(
+        _is_read(found) and found.start_byte >= node.end_byte
+        for name in names
+        for found in identifiers_named(scope, name)
+    )
+
+
+def _in_statement(node: tree_sitter.Node, kinds: frozenset[str]) -> bool:
+    """Whether ``node`` is or lies in a statement of one of ``kinds`` (up to its block)."""
+    at: tree_sitter.Node | None = node
+    while at is not None and at.type != "block":
+        if at.type in kinds:
+            return True
+        at = at.parent
+    return False
 
 
 def bound_at(

@@ -34,13 +34,13 @@ from lsp_server.next_edit.edit_pattern import (
 )
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
-from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_any
+from lsp_server.next_edit.name_bindings import ScopeCache, binds_unread, readable_at, reads_any
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE
 from lsp_server.next_edit.rule_confidence import stays_quiet
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
-from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names
+from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names, returns_of
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -155,6 +155,10 @@ def _site_at(
                     return None  # the result would read a name nothing binds here
                 if not members_reachable(rule.members, node, classes):
                     return None  # nor a method ``self`` lacks here
+                if rule.returns is not None and returns_of(node) != rule.returns:
+                    return None  # a return type for functions that return otherwise (a generator)
+                if binds_unread(rule, node):
+                    return None  # a name bound for a read the site does not have
                 if rule.uses and not reads_any(node, rule.uses):
                     return None  # a definition wrapped as the examples were, using none of what they use
                 if any(quote in bound.get(number, b"") for number, quotes in rule.quotes for quote in quotes):

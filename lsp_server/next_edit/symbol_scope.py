@@ -194,6 +194,30 @@ def definition_scope(node: tree_sitter.Node) -> str | None:
     return "module"
 
 
+_EXPLICIT_RETURNS = frozenset({"function_definition", "function_declaration", "method_definition"})
+"""Definitions of languages whose functions return only by a ``return`` statement (not Rust's last
+expression)."""
+
+
+def returns_of(function: tree_sitter.Node) -> str | None:
+    """How the function ``function`` defines gives its result: "yields" (a generator), "value" (a
+    ``return`` of a value), "nothing"; None for a node that is no such definition. Nested functions,
+    lambdas and classes are their own."""
+    body = function.child_by_field_name("body") if function.type in _EXPLICIT_RETURNS else None
+    if body is None:
+        return None
+    found = "nothing"
+    stack = [body]
+    while stack:
+        at = stack.pop()
+        if at.type in ("yield", "yield_expression"):
+            return "yields"
+        if at.type == "return_statement" and at.named_child_count:
+            found = "value"
+        stack.extend(child for child in at.children if not is_function(child) and "class" not in child.type)
+    return found
+
+
 def parameter_names(node: tree_sitter.Node, start: int, end: int) -> set[bytes]:
     """The names bound by the parameters of the function ``node`` defines (or whose parameter list, or
     a parameter of it, ``node`` is) that lie in bytes ``start``..``end``; empty for any other node."""

@@ -1,12 +1,49 @@
 """What ties a site to the example beyond the changed text (read in the ninth held-out set, trio, tox,
-isort and twine): the variable an assignment writes, a keyword spelled as its value is, a receiver
-wrapped rather than replaced, and whether a type annotated a parameter or a field."""
+isort and twine, and in the tenth, pre-commit, nox, invoke and coverage): the variable an assignment
+writes, a keyword spelled as its value is, a receiver wrapped rather than replaced, whether a type
+annotated a parameter or a field, a name bound for a read that follows, how a function returns."""
 
 from __future__ import annotations
 
 from lsp_server.completion.syntax import encode
 from lsp_server.next_edit.diffs import changed_span, deletion_slides
 from tests.lsp_server.next_edit.test_edit_rules import _agreed_sites, _learned, _sites
+
+RAISES = (
+    "def test_a():\n    with pytest.raises(Failed):\n        run(1)\n\n\n"
+    "def test_b():\n    with pytest.raises(Failed):\n        run(2)\n\n\n"
+    "def test_c():\n    with pytest.raises(Failed):\n        run(3)\n    assert exc.value.code == 3\n"
+)
+
+
+def test_a_name_bound_with_as_is_bound_only_where_a_read_of_it_follows() -> None:
+    after = RAISES.replace("raises(Failed):", "raises(Failed) as exc:", 1)
+    assert _sites("python", RAISES, after) == [("pytest.raises(Failed)", "pytest.raises(Failed) as exc")]
+
+
+def test_a_keyword_typed_is_no_half_typed_name_where_the_file_holds_it_only_as_a_longer_words_start() -> None:
+    before = "with open(a):\n    assert a\n"
+    after = before.replace("open(a):", "open(a) as handle:")
+    learned = _learned("python", before, after)
+    assert learned is not None and learned.rule.after[-1] == b" as handle"
+
+
+def test_a_return_type_is_written_on_the_functions_that_return_as_the_examples_did() -> None:
+    before = (
+        "class C:\n    def run(self, line: str, **kw: Any):\n        return self._run(line)\n\n"
+        "    def sudo(self, line: str, **kw: Any):\n        return self._sudo(line)\n\n"
+        "    def prefix(self, line: str):\n        self.prefixes.append(line)\n        yield\n\n"
+        "    def clear(self, line: str):\n        self.prefixes.clear()\n\n"
+        "    def find(self, line: str):\n        return self._find(line)\n"
+    )
+    once = before.replace("**kw: Any):", "**kw: Any) -> Result:", 1)
+    twice = once.replace("**kw: Any):", "**kw: Any) -> Result:", 1)
+    assert _agreed_sites("python", before, once, twice) == [
+        (
+            "def find(self, line: str):\n        return self._find(line)",
+            "def find(self, line: str) -> Result:\n        return self._find(line)",
+        )
+    ]
 
 
 def test_a_value_wrapped_is_wrapped_where_the_same_variable_is_assigned_only() -> None:
