@@ -68,6 +68,9 @@ class EditRule:
     not on every test of the file). Empty: not checked.
     ``members``: methods the replacement calls on ``self`` of its own, and the example's class: a site
     lies where ``self`` has them (``member_bindings.py``).
+    ``primary``: the example's node became an expression a member can follow as it is (a call, a
+    member, a subscript; ``node_roles.PRIMARY``): a value's rule applies where its node is a receiver
+    too (``v[len(p):]`` -> ``v.removeprefix(p)`` in ``v[len(p):].split('.')``).
     ``returns``: the rule writes a function's return type, and the examples' functions give their
     result this way (``symbol_scope.returns_of``: a value, nothing, by ``yield``): so does a site's
     (``-> Result`` is not written on a generator). None: not checked.
@@ -100,6 +103,7 @@ class EditRule:
     drops_read: bool = False
     uses: tuple[bytes, ...] = ()
     members: MemberHome | None = None
+    primary: bool = False
     returns: str | None = None
     examples: int = 1
     result: Pattern | None = None

@@ -56,7 +56,7 @@ from lsp_server.next_edit.edit_pattern import (
 from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.member_bindings import member_home, members_called
 from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of, values_read
-from lsp_server.next_edit.node_roles import annotated_name, callee_around, replaces_a_value, role_of
+from lsp_server.next_edit.node_roles import PRIMARY, annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
 from lsp_server.next_edit.rule_parts import (
     assigned_variable,
@@ -69,7 +69,7 @@ from lsp_server.next_edit.rule_parts import (
     unbracketed_holes,
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
-from lsp_server.next_edit.symbol_scope import definition_scope, returns_of
+from lsp_server.next_edit.symbol_scope import adds_return_type, definition_scope, returns_of
 from lsp_server.next_edit.type_spellings import replaces_own_type, same_type_respelled
 
 if TYPE_CHECKING:
@@ -209,14 +209,9 @@ def _rule_of(
         uses=outer_reads(old) if wraps and old.type in _DEFINITIONS else (),
         members=member_home(tuple(sorted(members_called(new, numbers) - members_called(old, numbers))), new),
         result=result_of(new, numbers, pattern),
-        returns=returns_of(old) if _adds_return_type(old, new) else None,
+        primary=new.type in PRIMARY,
+        returns=returns_of(old) if adds_return_type(old, new) else None,
     )
-
-
-def _adds_return_type(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
-    """Whether the edit wrote a return type on a function's definition that had none."""
-    written = new.child_by_field_name("return_type")
-    return written is not None and old.child_by_field_name("return_type") is None
 
 
 def _about_the_type(old: bytes, new: bytes) -> bool:

@@ -26,6 +26,10 @@ _WRITES = frozenset(
         "for_in_statement",
     }
 )
+PRIMARY = frozenset(
+    {"call", "attribute", "subscript", "call_expression", "member_expression", "subscript_expression"}
+)
+"""Expressions a member access can follow as they are, with no brackets (not ``not x``, ``a or b``)."""
 LITERALS = frozenset({"string", "integer", "float", "number", "string_literal", "integer_literal"})
 """Node types of a literal value (Python's, JavaScript's, Rust's)."""
 INTERPOLATIONS = frozenset({"interpolation", "template_substitution"})

@@ -73,6 +73,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         home=first.home if first.home == second.home else None,
         uses=tuple(sorted(set(first.uses) & set(second.uses))),
         members=merged(first.members, second.members),
+        primary=first.primary and second.primary,
         returns=first.returns if first.returns == second.returns else None,
         examples=examples,
         result=result,

@@ -219,7 +219,17 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         return False
     if rule.wrapped_in and (node.parent is None or node.parent.type not in rule.wrapped_in):
         return False
-    return rule.role in (ANY_ROLE, role_of(node)) and _defined_alike(rule, node)
+    return _role_fits(rule, role_of(node)) and _defined_alike(rule, node)
+
+
+def _role_fits(rule: EditRule, role: str | None) -> bool:
+    """Whether a node of this role is a site of the rule: the example's role (any for
+    ``ANY_ROLE``); a value's rule also where its node is a receiver, when the rule's result is an
+    expression a member can follow (a call, a member, a subscript: ``v[len(p):]`` ->
+    ``v.removeprefix(p)`` in ``v[len(p):].split('.')``), not a lower one (``not x``, ``a or b``)."""
+    if rule.role in (ANY_ROLE, role):
+        return True
+    return rule.role is None and role == "receiver" and rule.primary
 
 
 def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node, start: int, end: int) -> bool:

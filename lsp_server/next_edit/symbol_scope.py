@@ -199,6 +199,12 @@ _EXPLICIT_RETURNS = frozenset({"function_definition", "function_declaration", "m
 expression)."""
 
 
+def adds_return_type(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
+    """Whether an edit wrote a return type on a function's definition (``old`` -> ``new``) that had none."""
+    written = new.child_by_field_name("return_type")
+    return written is not None and old.child_by_field_name("return_type") is None
+
+
 def returns_of(function: tree_sitter.Node) -> str | None:
     """How the function ``function`` defines gives its result: "yields" (a generator), "value" (a
     ``return`` of a value), "nothing"; None for a node that is no such definition. Nested functions,

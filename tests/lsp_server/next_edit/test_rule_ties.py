@@ -156,3 +156,18 @@ def test_lines_of_logic_deleted_once_wait_for_a_second_example() -> None:
     # found in the boltons history: two of fourteen such guards deleted
     assert _sites("python", before, once) == []
     assert _agreed_sites("python", before, once, once.replace(guard, "", 1)) == [(guard, "")]
+
+
+def test_a_value_rewritten_as_a_call_is_rewritten_where_it_is_a_receiver_too() -> None:
+    before = "num = version[len('python'):]\ninfo = version[len('python'):].split('.')\nn = -x[len(p):]\n"
+    after = before.replace("version[len('python'):]", "version.removeprefix('python')", 1)
+    assert _sites("python", before, after) == [
+        ("version[len('python'):]", "version.removeprefix('python')"),
+        ("x[len(p):]", "x.removeprefix(p)"),
+    ]
+
+
+def test_a_value_rewritten_as_a_lower_expression_is_not_rewritten_where_it_is_a_receiver() -> None:
+    before = "a = parse_time(t)\nb = parse_time(t).hour\nc = parse_time(u)\n"
+    after = before.replace("parse_time(t)", "parse_time(t) or now()", 1)
+    assert _sites("python", before, after) == [("parse_time(u)", "parse_time(u) or now()")]
