@@ -144,3 +144,18 @@ def deletion_slides(before: bytes, start: int, end: int) -> list[tuple[int, int]
         at, to = at + 1, to + 1
         spans.append((at, to))
     return spans
+
+
+def inserts_whole_tokens(after: bytes, start: int, old_end: int, new_end: int) -> bool:
+    """Whether the edit replaced nothing and what it wrote joins no word it touches (``property`` ->
+    ``cached_property`` replaces a name)."""
+    if start != old_end or new_end == start:
+        return False
+    written = after[start:new_end]
+    joins_before = start > 0 and _is_word_byte(after[start - 1]) and _is_word_byte(written[0])
+    joins_after = new_end < len(after) and _is_word_byte(after[new_end]) and _is_word_byte(written[-1])
+    return not joins_before and not joins_after
+
+
+def _is_word_byte(byte: int) -> bool:
+    return chr(byte).isalnum() or byte == ord("_")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from lsp_server.next_edit.comment_edits import LineShape
 from lsp_server.next_edit.edit_pattern import Pattern, Template, fixed_words
 from lsp_server.next_edit.member_bindings import MemberHome
+from lsp_server.next_edit.text_respellings import Respelling
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,10 @@ class EditRule:
     ``returns``: the rule writes a function's return type, and the examples' functions give their
     result this way (``symbol_scope.returns_of``: a value, nothing, by ``yield``): so does a site's
     (``-> Result`` is not written on a generator). None: not checked.
+    ``respelled``: the example changed a run of text inside a string or a comment
+    (``text_respellings.py``): where the node's shape has no site, the same run in the file's other
+    strings (comments) is respelled alike (``before`` is that run alone when the edit made no other
+    rule).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -105,6 +110,7 @@ class EditRule:
     members: MemberHome | None = None
     primary: bool = False
     returns: str | None = None
+    respelled: Respelling | None = None
     examples: int = 1
     result: Pattern | None = None
 

@@ -46,8 +46,9 @@ from lsp_server.next_edit.derived_rules import (
     deletion_rule,
     trailing_comment_rule,
 )
-from lsp_server.next_edit.diffs import changed_span, deletion_slides
+from lsp_server.next_edit.diffs import changed_span, deletion_slides, inserts_whole_tokens
 from lsp_server.next_edit.edit_pattern import (
+    Leaf,
     fixed_words,
     line_indent,
     telling_words,
@@ -70,6 +71,7 @@ from lsp_server.next_edit.rule_parts import (
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
 from lsp_server.next_edit.symbol_scope import adds_return_type, definition_scope, returns_of
+from lsp_server.next_edit.text_respellings import respelling
 from lsp_server.next_edit.type_spellings import replaces_own_type, same_type_respelled
 
 if TYPE_CHECKING:
@@ -87,7 +89,22 @@ _LIST_SUFFIXES = ("_list", "arguments", "parameters", "_body", "block")
 def learn(
     old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, before: bytes, after: bytes
 ) -> Learned | None:
-    """The rule the edit ``before`` -> ``after`` makes (see the module's docstring), or None."""
+    """The rule the edit ``before`` -> ``after`` makes (see the module's docstring), or None; with a
+    run of text it respelled in a string or a comment (``text_respellings.py``), which alone makes a
+    rule where the edit made no other."""
+    learned = _learn_node(old_tree, new_tree, before, after)
+    respelled = respelling(old_tree, new_tree, before, after, changed_span(before, after))
+    if respelled is None:
+        return learned
+    if learned is None:
+        rule = EditRule(Leaf(respelled.kind, respelled.old), (respelled.new,), respelled=respelled)
+        return Learned(rule, respelled.start, respelled.end)
+    return replace(learned, rule=replace(learned.rule, respelled=respelled))
+
+
+def _learn_node(
+    old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, before: bytes, after: bytes
+) -> Learned | None:
     start, old_end, new_end = changed_span(before, after)
     if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
         return None
@@ -124,7 +141,7 @@ def learn(
                 return None
             defines = tuple(scope for scope in [definition_scope(old)] if scope is not None)
             reads, home = example_reads(rule.reads, new, new_tree, after)
-            inserts = _inserts_whole_tokens(after, start, old_end, new_end) and _tied_to_values(rule, old)
+            inserts = inserts_whole_tokens(after, start, old_end, new_end) and _tied_to_values(rule, old)
             rule = replace(
                 rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home, inserts=inserts
             )
@@ -218,21 +235,6 @@ def _about_the_type(old: bytes, new: bytes) -> bool:
     """Whether a change inside an annotation is about the type wherever it is written, not about the
     name annotated (``type_spellings.py``)."""
     return same_type_respelled(old, new) or replaces_own_type(old, new)
-
-
-def _inserts_whole_tokens(after: bytes, start: int, old_end: int, new_end: int) -> bool:
-    """Whether the edit replaced nothing and what it wrote joins no word it touches (``property`` ->
-    ``cached_property`` replaces a name)."""
-    if start != old_end or new_end == start:
-        return False
-    written = after[start:new_end]
-    joins_before = start > 0 and _is_word_byte(after[start - 1]) and _is_word_byte(written[0])
-    joins_after = new_end < len(after) and _is_word_byte(after[new_end]) and _is_word_byte(written[-1])
-    return not joins_before and not joins_after
-
-
-def _is_word_byte(byte: int) -> bool:
-    return chr(byte).isalnum() or byte == ord("_")
 
 
 def _tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:

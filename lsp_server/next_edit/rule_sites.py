@@ -12,7 +12,8 @@ byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, eac
 ``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule too wide
 to be a guess worth showing (``rule_confidence.py``) has no sites. No site where a name the
 replacement reads is not bound (``name_bindings.py``), nor where ``self`` lacks a method it calls
-(``member_bindings.py``).
+(``member_bindings.py``). Where the rule's shape has no site, a run of text it respelled inside a
+string or a comment has its own (``text_respellings.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from lsp_server.next_edit.rule_confidence import stays_quiet
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
 from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names, returns_of
+from lsp_server.next_edit.text_respellings import respelled_spans
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -73,21 +75,21 @@ def find_sites(
 ) -> list[Site]:
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
-    if stays_quiet(rule):
-        return []
-    anchors = rule.anchors()
-    if not anchors:
-        return []
-    anchor = anchors[0]
     found: dict[tuple[int, int], Site] = {}
+    anchors = [] if stays_quiet(rule) else rule.anchors()
     scopes: ScopeCache = {}
     classes: ClassCache = {}
-    for start, whole in token_starts(source, anchor, MAX_CANDIDATES):
+    for start, whole in token_starts(source, anchors[0], MAX_CANDIDATES) if anchors else []:
         if not whole:
             continue
-        site = _site_at(rule, tree, source, (start, start + len(anchor)), (scopes, classes))
+        site = _site_at(rule, tree, source, (start, start + len(anchors[0])), (scopes, classes))
         if site is not None:
             found.setdefault((site.start, site.end), site)
+    if not found and rule.respelled is not None:
+        new = rule.respelled.new
+        for start, end in respelled_spans(rule.respelled, tree, source):
+            if not _already_rewritten(source, start, end, new):
+                found[(start, end)] = Site(start, end, source[start:end], new)
     ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))
     chosen: list[Site] = []
     for site in ordered:

@@ -1,0 +1,44 @@
+"""A run of text respelled inside a string or a comment is respelled where the same run stands in the
+file's other strings (comments): not as a part of a longer run, not where it is a whole literal (a
+value), not in a comment for a string's change, and not for a run too short to tell a place."""
+
+from __future__ import annotations
+
+from tests.lsp_server.next_edit.test_edit_rules import _learned, _sites
+
+MESSAGES = (
+    'def f():\n    raise Error("Can\'t connect to the server")\n\n\n'
+    'def g():\n    log("Can\'t reach it")  # Can\'t say\n    x = "Can\'tever"\n    y = "Can\'t"\n'
+)
+
+
+def test_a_word_respelled_in_a_message_is_respelled_in_the_other_messages_only() -> None:
+    after = MESSAGES.replace("Can't connect", "Cannot connect", 1)
+    assert _sites("python", MESSAGES, after) == [("Can't", "Cannot")]
+
+
+def test_a_run_respelled_inside_a_repr_is_respelled_in_other_strings_but_not_where_it_is_the_value() -> None:
+    before = "a = \"URL(host='localhost', path='/')\"\nb = \"URL(host='localhost')\"\nc = 'localhost'\n"
+    after = before.replace("localhost", "www.domain.tld", 1)
+    assert _sites("python", before, after) == [("localhost", "www.domain.tld")]
+
+
+def test_a_comment_rewritten_whole_is_rewritten_where_the_same_comment_stands() -> None:
+    before = "import a  # noqa: SLF001\nimport b  # noqa: SLF001\nimport c  # noqa: E501\n"
+    after = before.replace("noqa: SLF001", "ruff: ignore[private-member-access]", 1)
+    assert _sites("python", before, after) == [("noqa: SLF001", "ruff: ignore[private-member-access]")]
+
+
+def test_a_path_in_a_comment_is_respelled_as_a_whole_run() -> None:
+    before = '#  File "/private/var/T/t0/bug.py", line 11\n#  File "/private/var/T/t0/bug.py", line 6\n'
+    after = before.replace("/private/var/T/", "/tmp/", 1)
+    assert _sites("python", before, after) == [("/private/var/T/t0/bug.py", "/tmp/t0/bug.py")]
+
+
+def test_a_short_or_numeric_run_and_a_whole_literal_make_no_respelling() -> None:
+    numbers = 'a = "version 1.5.2 here"\nb = "version 1.5.2 there"\n'
+    learned = _learned("python", numbers, numbers.replace("1.5", "2.0", 1))
+    assert learned is not None and learned.rule.respelled is None
+    values = 'a = "text/plain"\nb = "text/plain"\n'
+    learned = _learned("python", values, values.replace("text/plain", "image/tiff", 1))
+    assert learned is None or learned.rule.respelled is None
