@@ -31,7 +31,10 @@ python-trio/trio, tox-dev/tox, PyCQA/isort and pypa/twine (the ninth untouched s
 eleventh round with the same rules and limits, measured by the lead only after that round's changes,
 then read in the twelfth); and pre-commit/pre-commit, wntrblm/nox, pyinvoke/invoke and nedbat/coveragepy (the
 tenth untouched set, mined during the twelfth round with the same rules and limits, measured by the
-lead only after that round's changes, never read) (all but ``TUNED_ON``: replayed by name only).
+lead only after that round's changes, never read); and Pylons/waitress, pypa/virtualenv,
+aio-libs/multidict and pypa/setuptools_scm (the eleventh untouched set, mined during the thirteenth
+round with the same rules and limits, measured by the lead only after that round's changes, never
+read) (all but ``TUNED_ON``: replayed by name only).
 Rules, applied to each commit's modified (not added, deleted or moved) ``.py`` files of
 ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split
 into blocks (runs of changed lines, ``cases.py``):
@@ -126,6 +129,13 @@ REPOSITORIES = {
     "nox": ("https://github.com/wntrblm/nox", "a976d7ee04ab7a13634adc1016d4755a1348225f"),
     "invoke": ("https://github.com/pyinvoke/invoke", "6a71e680c535ba6520e935c497099fbca011d03c"),
     "coverage": ("https://github.com/nedbat/coveragepy", "210ade2b3bed97c089ba29255c9a342c5b7aee14"),
+    "waitress": ("https://github.com/Pylons/waitress", "4a378915f6fef264c6aaf03f059bd992287ba8ba"),
+    "virtualenv": ("https://github.com/pypa/virtualenv", "df94b342b732f96859595104bebbcfa74a88616b"),
+    "multidict": ("https://github.com/aio-libs/multidict", "41c1b9144b13dcdfa4c18085aedc874cc9d24006"),
+    "setuptools-scm": (
+        "https://github.com/pypa/setuptools_scm",
+        "be34dd11af6a5ef50f837d2c09dc98aaddd0a2dc",
+    ),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was
