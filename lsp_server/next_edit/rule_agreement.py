@@ -74,7 +74,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         uses=tuple(sorted(set(first.uses) & set(second.uses))),
         members=merged(first.members, second.members),
         primary=first.primary and second.primary,
-        respelled=first.respelled if first.respelled == second.respelled else None,
+        respelled=second.respelled if first.respelled == second.respelled else None,
         returns=first.returns if first.returns == second.returns else None,
         examples=examples,
         result=result,

@@ -85,9 +85,12 @@ def find_sites(
         site = _site_at(rule, tree, source, (start, start + len(anchors[0])), (scopes, classes))
         if site is not None:
             found.setdefault((site.start, site.end), site)
-    if not found and rule.respelled is not None:
-        new = rule.respelled.new
-        for start, end in respelled_spans(rule.respelled, tree, source):
+    respelled = rule.respelled
+    if not found and respelled is not None:
+        new = respelled.new
+        if exclude is not None:  # the example is its run, not the node the rule's shape spans
+            exclude = (respelled.start, respelled.end)
+        for start, end in respelled_spans(respelled, tree, source):
             if not _already_rewritten(source, start, end, new):
                 found[(start, end)] = Site(start, end, source[start:end], new)
     ordered = sorted(found.values(), key=lambda site: (abs(site.start - near), site.start))

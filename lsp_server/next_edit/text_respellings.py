@@ -40,7 +40,7 @@ _STRINGS = frozenset({"string_content", "string_fragment"})
 @dataclass(frozen=True)
 class Respelling:
     """Inside nodes of type ``kind``, the run ``old`` becomes ``new``; the example's run is bytes
-    ``start``..``end`` of the edited text."""
+    ``start``..``end`` of the edited text (of the latest example's, for two that agree)."""
 
     kind: str
     old: bytes

@@ -42,3 +42,12 @@ def test_a_short_or_numeric_run_and_a_whole_literal_make_no_respelling() -> None
     values = 'a = "text/plain"\nb = "text/plain"\n'
     learned = _learned("python", values, values.replace("text/plain", "image/tiff", 1))
     assert learned is None or learned.rule.respelled is None
+
+
+def test_a_run_respelled_in_a_comment_is_respelled_in_the_same_function_where_the_rule_spans_it() -> None:
+    before = (
+        "def test_it() -> None:\n    # at /private/var/T/bug.py, line 11\n    check()\n"
+        "    # at /private/var/T/bug.py, line 6\n    check()\n"
+    )
+    after = before.replace("/private/var/T/", "/tmp/", 1)
+    assert _sites("python", before, after) == [("/private/var/T/bug.py", "/tmp/bug.py")]
