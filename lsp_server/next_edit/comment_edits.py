@@ -3,10 +3,12 @@ reader (a coverage pragma, ``# type: ignore``, ``# noqa``, a note): where else i
 does not tell, except after the same code, token for token, ending its line (a linter's ``# noqa:
 RUF076`` after each ``@pytest.fixture(autouse=True)``, found in the tox history:
 ``derived_rules.trailing_comment_rule``); an edit that adds any other comment makes no rule. A
-trailing comment deleted is deleted again only where it trails a line of code of the same shape
-(:func:`line_shape`): the same comment after the same code was put there for the same reason, and
-goes for the same reason; the same comment after other code may still be needed. Two examples
-trailing different code lift that condition (:func:`common_shape`).
+trailing comment deleted is deleted again only where it trails a line of code that begins as the
+example's did (its first token: the statement's keyword, ``from``, ``def``, or the name it starts
+with; ``derived_rules.deletion_rule`` keeps that much of :func:`line_shape`): the same comment after
+the same kind of statement was put there for the same reason (a linter's code on imports, a pragma
+on overloads) and goes for the same reason; after other code it may still be needed. Two examples
+after lines that begin with different names lift the name (:func:`common_shape`).
 """
 
 from __future__ import annotations
@@ -80,8 +82,8 @@ def common_shape(first: LineShape | None, second: LineShape | None) -> LineShape
 
 
 def fits_shape(shape: LineShape, line: LineShape) -> bool:
-    """Whether a line's tokens are an instance of ``shape``."""
-    return len(shape) == len(line) and all(
+    """Whether a line's tokens begin with an instance of ``shape``."""
+    return len(shape) <= len(line) and all(
         kind == other_kind and (text is None or text == other_text)
-        for (kind, text), (other_kind, other_text) in zip(shape, line, strict=True)
+        for (kind, text), (other_kind, other_text) in zip(shape, line[: len(shape)], strict=True)
     )

@@ -30,7 +30,8 @@ class EditRule:
     ``reshapes``: the example's node became another kind of node (``print x`` -> ``print(x)``).
     ``deletes``: the rule deletes its node: "line" with the line it stands alone on (a decorator),
     "inline" with the spaces before it (a trailing comment); ``after`` is then empty.
-    ``trails``: a deleted trailing comment is deleted only after code of this shape (None: any).
+    ``trails``: a deleted trailing comment is deleted only after a line of code that begins with this
+    shape (None: any).
     ``ends_line``: the rule writes a comment after its node, which ends a line at a site too (nothing
     but spaces after it: no comment of its own, no more code).
     ``indent``: the indentation of the example's line; a line break the replacement writes is indented
