@@ -51,16 +51,15 @@ from lsp_server.next_edit.edit_pattern import (
     Leaf,
     fixed_words,
     line_indent,
-    telling_words,
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.member_bindings import member_home, members_called
-from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of, values_read
+from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of
 from lsp_server.next_edit.node_roles import PRIMARY, annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
+from lsp_server.next_edit.rule_confidence import tied_to_values, untold
 from lsp_server.next_edit.rule_parts import (
-    assigned_variable,
     breaks_outside_holes,
     hole_texts,
     old_pattern,
@@ -136,12 +135,12 @@ def _learn_node(
         if rule is None:
             ran = run_rule(old, new, (start, old_end, new_end), before)
             rule, at, end = ran if ran is not None else (None, at, end)
-        if rule is not None:
+        if rule is not None and not (untold(rule) and _assigned_in(old)):  # else told by what it assigns
             if _half_typed(rule, after, at, end):
                 return None
             defines = tuple(scope for scope in [definition_scope(old)] if scope is not None)
             reads, home = example_reads(rule.reads, new, new_tree, after)
-            inserts = inserts_whole_tokens(after, start, old_end, new_end) and _tied_to_values(rule, old)
+            inserts = inserts_whole_tokens(after, start, old_end, new_end) and tied_to_values(rule, old)
             rule = replace(
                 rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home, inserts=inserts
             )
@@ -237,14 +236,10 @@ def _about_the_type(old: bytes, new: bytes) -> bool:
     return same_type_respelled(old, new) or replaces_own_type(old, new)
 
 
-def _tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:
-    """Whether the rule's only names and literals are variables ``old`` reads as values (``src_file``
-    in ``{src_file}``) or assigns (``exc_map`` in ``exc_map = {…}``, an entry added to one of the
-    file's maps of that name, found in the httpcore history): no callee, member, keyword,
-    definition's or type's name to tie a site to."""
-    telling = set(telling_words(rule.before))
-    assigned = assigned_variable(old)
-    return bool(telling) and telling <= values_read(old) | ({assigned} if assigned is not None else set())
+def _assigned_in(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is the value an assignment writes (the variable tells the rule's sites)."""
+    parent = node.parent
+    return parent is not None and parent.type == "assignment" and parent.child_by_field_name("right") == node
 
 
 def _size_outside_body(node: tree_sitter.Node, edit_end: int) -> int:

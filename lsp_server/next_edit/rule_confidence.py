@@ -13,9 +13,15 @@ is recognised by the keyword it starts with (``print x``), never by an operator 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, fixed_words, is_word, telling_words
 from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.name_bindings import values_read
+from lsp_server.next_edit.rule_parts import assigned_variable
+
+if TYPE_CHECKING:
+    import tree_sitter
 
 COMMON_WORDS = frozenset(
     b"self cls this 0 1 2 None True False null nil true false undefined i j k x n err ok".split()
@@ -52,13 +58,20 @@ def too_wide(rule: EditRule) -> bool:
     is exempt."""
     if _sets_a_flag(rule) or _changes_a_value(rule):
         return True
-    words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
-    telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
-    if telling or (rule.reshapes and _leads_with_keyword(rule)):
+    if not untold(rule):
         return False
     if rule.examples == 1 or rule.beside:
         return True  # a statement written beside one kept whole: its place is not told by the kept one
     return rule.deletes is None and not _writes_a_word(rule) and not _drops_a_word(rule)
+
+
+def untold(rule: EditRule) -> bool:
+    """Whether a rule has nothing telling to recognise a site by: no name or literal of three
+    characters or more other than a common one, and no keyword its node starts with that the edit
+    turned into another kind of node."""
+    words = telling_words(rule.before) + ([rule.calls] if rule.calls else [])
+    telling = [word for word in words if word not in COMMON_WORDS and len(word.strip()) >= 3]
+    return not telling and not (rule.reshapes and _leads_with_keyword(rule))
 
 
 def _changes_a_value(rule: EditRule) -> bool:
@@ -159,3 +172,13 @@ def _leads_with_keyword(rule: EditRule) -> bool:
     humanize history made ``□ == 0`` at every negation) matches every such expression."""
     first = rule.before.children[0] if isinstance(rule.before, Branch) and rule.before.children else None
     return isinstance(first, Leaf) and is_word(first.text) and first.text not in OPERATOR_WORDS
+
+
+def tied_to_values(rule: EditRule, old: tree_sitter.Node) -> bool:
+    """Whether the rule's only names and literals are variables ``old`` reads as values (``src_file``
+    in ``{src_file}``) or assigns (``exc_map`` in ``exc_map = {…}``, an entry added to one of the
+    file's maps of that name, found in the httpcore history): no callee, member, keyword,
+    definition's or type's name to tie a site to."""
+    telling = set(telling_words(rule.before))
+    assigned = assigned_variable(old)
+    return bool(telling) and telling <= values_read(old) | ({assigned} if assigned is not None else set())

@@ -19,6 +19,8 @@ from lsp_server.next_edit.node_roles import (
 if TYPE_CHECKING:
     import tree_sitter
 
+_TARGETS = frozenset({"identifier", "attribute"})
+"""Assignment targets a rule keeps fixed: a variable, an object's attribute."""
 _STRINGS = frozenset({"string", "template_string", "interpreted_string_literal", "string_literal"})
 
 
@@ -224,14 +226,17 @@ def imported_names(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[st
 
 
 def assigned_name(old: tree_sitter.Node, new: tree_sitter.Node) -> set[tuple[str, bytes | None]]:
-    """The variable ``old``, an assignment to a plain name, writes, when ``new`` writes it too: kept,
-    it stays fixed in the rule, which is about that variable's value (``machine = parts[-1]`` ->
+    """The variable or attribute ``old``, an assignment, writes, when ``new`` writes it too: kept, it
+    stays fixed in the rule, which is about that variable's value (``machine = parts[-1]`` ->
     ``machine = normalize_isa(parts[-1])`` repeats where ``machine`` is assigned, not at every
-    assignment, found in the tox history). Nothing for other nodes."""
-    name = assigned_variable(old)
-    if name is None or new.type != old.type or assigned_variable(new) != name:
+    assignment, found in the tox history; ``self.params = params or []`` alike). Nothing for other
+    nodes."""
+    target, other = (
+        node.child_by_field_name("left") if node.type == "assignment" else None for node in [old, new]
+    )
+    if target is None or other is None or target.type not in _TARGETS or other.text != target.text:
         return set()
-    return {("identifier", name)}
+    return {(target.type, target.text)}
 
 
 def assigned_variable(node: tree_sitter.Node) -> bytes | None:

@@ -171,3 +171,13 @@ def test_a_value_rewritten_as_a_lower_expression_is_not_rewritten_where_it_is_a_
     before = "a = parse_time(t)\nb = parse_time(t).hour\nc = parse_time(u)\n"
     after = before.replace("parse_time(t)", "parse_time(t) or now()", 1)
     assert _sites("python", before, after) == [("parse_time(u)", "parse_time(u) or now()")]
+
+
+def test_a_value_too_common_to_tell_is_told_by_the_attribute_it_is_assigned_to() -> None:
+    before = (
+        "class A:\n    def __init__(self, params):\n        self.params = params or []\n"
+        "        self.other = other or []\n\n\n"
+        "class B:\n    def __init__(self, params):\n        self.params = params or []\n"
+    )
+    after = before.replace("params or []", "list(params)", 1)
+    assert _sites("python", before, after) == [("self.params = params or []", "self.params = list(params)")]
