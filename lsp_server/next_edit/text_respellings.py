@@ -9,9 +9,10 @@ The respelled text is the changed bytes widened to a run (up to spaces, quotes a
 end a run; ``.``, ``:``, ``-`` and ``/`` do not), so ``1.18.4`` is no site inside ``go1.18.4``. Only
 where it is telling: at least ``MIN_RUN`` bytes with a letter, changed inside one comment or inside
 one string's text that holds more than the run (a whole literal replaced is a value,
-``edit_rules.py``'s matter), the new text not empty. Its sites are the same run, bounded alike, in a
-node of the same type (a string's text holding more than the run); at most ``MAX_CANDIDATES``
-occurrences are looked at (a byte search).
+``edit_rules.py``'s matter), the new text not empty, on one line, and not words inserted beside the
+run (a line added to a docstring before ``Implementation :: PyPy`` respells nothing). Its sites are
+the same run, bounded alike, in a node of the same type (a string's text holding more than the run);
+at most ``MAX_CANDIDATES`` occurrences are looked at (a byte search).
 """
 
 from __future__ import annotations
@@ -68,8 +69,10 @@ def respelling(
     old, new = before[at:end], after[at:new_end_run]
     if not (MIN_RUN <= len(old) <= MAX_RUN) or not re.search(rb"[A-Za-z]", old) or not new.strip():
         return None
-    if new == old or _is_value(old_node, old):
-        return None
+    if new == old or b"\n" in old + new or _is_value(old_node, old):
+        return None  # text written over lines, or a whole literal replaced (a value)
+    if start == old_end and any(byte in _ENDS for byte in after[start:new_end]):
+        return None  # words inserted beside a run (a line, a clause), not the run respelled
     return Respelling(old_node.type, old, new, at, new_end_run)
 
 

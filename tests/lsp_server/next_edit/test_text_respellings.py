@@ -51,3 +51,10 @@ def test_a_run_respelled_in_a_comment_is_respelled_in_the_same_function_where_th
     )
     after = before.replace("/private/var/T/", "/tmp/", 1)
     assert _sites("python", before, after) == [("/private/var/T/bug.py", "/tmp/bug.py")]
+
+
+def test_a_line_inserted_in_a_docstring_respells_nothing() -> None:
+    before = 'X = """\nLanguage :: 3.14\nLanguage :: Implementation :: CPython\n"""\nY = "Implementation 1"\n'
+    after = before.replace("Language :: Implementation", "Language :: 3.15\nLanguage :: Implementation", 1)
+    learned = _learned("python", before, after)
+    assert learned is None or learned.rule.respelled is None
