@@ -103,10 +103,12 @@ def _bounded(source: bytes, start: int, end: int) -> bool:
 
 
 def _run_around(source: bytes, start: int, end: int, node: tree_sitter.Node) -> tuple[int, int]:
-    """``start``..``end`` widened to the run of text around it, inside ``node``."""
-    while start > node.start_byte and source[start - 1] not in _ENDS:
+    """``start``..``end`` widened to the run of text around it, inside ``node``, by at most
+    ``MAX_RUN`` bytes each way (a longer run is no respelling: the caller finds it too long)."""
+    low, high = max(node.start_byte, start - MAX_RUN), min(node.end_byte, end + MAX_RUN)
+    while start > low and source[start - 1] not in _ENDS:
         start -= 1
-    while end < node.end_byte and source[end] not in _ENDS:
+    while end < high and source[end] not in _ENDS:
         end += 1
     return start, end
 
