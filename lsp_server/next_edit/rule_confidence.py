@@ -29,6 +29,8 @@ COMMON_WORDS = frozenset(
 """Tokens too common to recognise a change by, alone."""
 OPERATOR_WORDS = frozenset(b"is not in and or".split())
 """Operators spelled as words: what they write is punctuation, not a word of the rule's own."""
+_VERSION = re.compile(rb"v?\d+(?:\.\d+){2,}(?:[-.+]?[A-Za-z0-9]+)?")
+"""A version number of three parts or more (``1.21.1``, ``v2.0.0rc1``)."""
 NEW_CODE_BYTES = 40
 NEW_CODE_RATIO = 4
 """A rule of one example writing at least ``NEW_CODE_BYTES`` (spaces left out), over ``NEW_CODE_RATIO``
@@ -81,7 +83,16 @@ def _changes_a_value(rule: EditRule) -> bool:
     test's) does not share: quiet until a second example agrees. A literal replaced by a name or an
     expression is code; a key or an index renamed (``d["colour"]`` -> ``d["color"]``) names what is
     read, and repeats (``node_roles.replaces_a_value``)."""
-    return rule.examples == 1 and rule.changes_value
+    return rule.examples == 1 and rule.changes_value and not _bumps_a_version(rule)
+
+
+def _bumps_a_version(rule: EditRule) -> bool:
+    """Whether the literal replaced and its replacement are version numbers of three parts or more
+    (``"7.11.2"`` -> ``"7.11.3"``): the project's version, the same wherever it is written (a
+    ``version`` and a ``release``), not a value chosen for one place (coverage's history)."""
+    old = fixed_words(rule.before)
+    new = [part for part in rule.after if isinstance(part, bytes)]
+    return len(old) == len(new) == 1 and all(_VERSION.fullmatch(text) for text in (old[0], new[0]))
 
 
 def writes_new_code(rule: EditRule) -> bool:

@@ -1,6 +1,7 @@
 """Rules about values (found replaying the eighth round's held-out histories, ``bench/next_edit``): a
 value wrapped in a call where it is used one way is not wrapped where it is used another; a literal
-given as a value and replaced by another literal is data for that place; a hole written into an
+given as a value and replaced by another literal is data for that place, unless both are version
+numbers (the project's version, wherever written); a hole written into an
 f-string never takes text holding the string's quote. A definition decorated is no value: it is
 decorated again wherever its kind stands."""
 
@@ -115,3 +116,11 @@ def test_a_type_given_a_parameter_is_an_anchor_not_a_variable() -> None:
     before = "def a(cl: type, n: int):\n    pass\n\n\ndef b(cl: type):\n    pass\n"
     after = before.replace("cl: type,", "cl: type[T],", 1)
     assert _sites("python", before, after) == [("cl: type", "cl: type[T]")]
+
+
+def test_a_version_number_bumped_is_bumped_where_the_same_version_is_written() -> None:
+    before = 'version = "7.11.2"\nrelease = "7.11.2"\nother = "7.11.1"\nminimum = "3.8"\n'
+    after = before.replace("7.11.2", "7.11.3", 1)
+    assert _sites("python", before, after) == [('"7.11.2"', '"7.11.3"')]
+    two_parts = 'python = "3.8"\nminimum = "3.8"\n'
+    assert _sites("python", two_parts, two_parts.replace("3.8", "3.9", 1)) == []
