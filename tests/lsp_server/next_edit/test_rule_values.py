@@ -1,9 +1,9 @@
 """Rules about values (found replaying the eighth round's held-out histories, ``bench/next_edit``): a
 value wrapped in a call where it is used one way is not wrapped where it is used another; a literal
 given as a value and replaced by another literal is data for that place, unless both are version
-numbers (the project's version, wherever written); a hole written into an
-f-string never takes text holding the string's quote. A definition decorated is no value: it is
-decorated again wherever its kind stands."""
+numbers (the project's version, wherever written); a hole written into an f-string never takes text
+holding the string's quote. A definition decorated is no value: it is decorated again wherever its
+kind stands."""
 
 from __future__ import annotations
 
