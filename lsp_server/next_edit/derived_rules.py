@@ -1,7 +1,9 @@
 """Rules an edit makes other than by its pattern: deleting one whole node (a decorator line, a
 trailing comment) deletes the same node where it stands the same way; a comment added after a line of
 code adds it after the same code (``comment_edits.py``); making a function ``async`` puts ``await``
-before its calls."""
+before its calls; a parameter added at the end of a function's positional ones passes the variable
+of that name at its calls (``def should_skip(core, metacov)``: ``should_skip(core)`` ->
+``should_skip(core, metacov)`` where ``metacov`` is bound; a method's calls on any receiver)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from lsp_server.next_edit.comment_edits import is_comment, line_shape
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Template, telling_words
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.node_roles import role_of
+from lsp_server.next_edit.symbol_scope import definition_scope
 
 if TYPE_CHECKING:
     import tree_sitter
@@ -124,3 +127,48 @@ def await_rule(old: tree_sitter.Node, new: tree_sitter.Node) -> EditRule | None:
     call = "call" if old.type == "function_definition" else "call_expression"
     after: Template = (0, b".await") if old.type == "function_item" else (b"await ", 0)
     return EditRule(Hole(0, call), after, calls=name_new.text)
+
+
+_POSITIONAL = frozenset({"identifier", "typed_parameter"})
+
+
+def calls_given_parameter(old: tree_sitter.Node, new: tree_sitter.Node) -> EditRule | None:
+    """The rule for the calls of the function ``old`` defines, when ``new`` only adds a parameter
+    after its positional ones (no default, no ``*``): each call passing as many arguments as it had
+    parameters passes the variable of the new one's name too, where that name is bound (``reads``).
+    A method's first parameter is its receiver's. None for any other edit."""
+    name = old.child_by_field_name("name")
+    olds, news = (_parameters(node) for node in (old, new))
+    if name is None or olds is None or news is None or len(news) != len(olds) + 1:
+        return None
+    if any(a.text != b.text for a, b in zip(olds, news, strict=False)):
+        return None
+    added = news[-1] if news[-1].type == "identifier" else news[-1].named_children[0]
+    if added.type != "identifier" or added.text is None or name.text is None:
+        return None
+    method = definition_scope(old) == "class"
+    count = len(olds) - 1 if method else len(olds)
+    if count < 0:
+        return None
+    holes: list[Leaf | Hole] = []
+    template: list[bytes | int] = [0, b"." + name.text + b"("] if method else [name.text + b"("]
+    for index in range(count):
+        number = index + 1 if method else index
+        holes += [Leaf(",", b","), Hole(number)] if index else [Hole(number)]
+        template += [b", ", number] if index else [number]
+    template.append((b", " if count else b"") + added.text + b")")
+    arguments = Branch("argument_list", (Leaf("(", b"("), *holes, Leaf(")", b")")))
+    callee: Leaf | Branch = Leaf("identifier", name.text)
+    if method:
+        callee = Branch("attribute", (Hole(0), Leaf(".", b"."), callee))
+    return EditRule(Branch("call", (callee, arguments)), tuple(template), reads=(added.text,))
+
+
+def _parameters(function: tree_sitter.Node) -> list[tree_sitter.Node] | None:
+    """The parameters of a Python function's definition, when all are positional (a plain or typed
+    name); None otherwise."""
+    parameters = function.child_by_field_name("parameters")
+    if function.type != "function_definition" or parameters is None:
+        return None
+    found = list(parameters.named_children)
+    return found if all(node.type in _POSITIONAL for node in found) else None

@@ -80,6 +80,9 @@ class EditRule:
     (``text_respellings.py``): where the node's shape has no site, the same run in the file's other
     strings (comments) is respelled alike (``before`` is that run alone when the edit made no other
     rule).
+    ``then``: a rule for the other places the example's edit calls for, whose sites are offered where
+    this rule has none (the calls of a function given a parameter: ``derived_rules
+    .calls_given_parameter``).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""
@@ -112,6 +115,7 @@ class EditRule:
     primary: bool = False
     returns: str | None = None
     respelled: Respelling | None = None
+    then: EditRule | None = None
     examples: int = 1
     result: Pattern | None = None
 

@@ -43,6 +43,7 @@ from lsp_server.next_edit.derived_rules import (
     CONTAINERS,
     MAX_NODE_BYTES,
     await_rule,
+    calls_given_parameter,
     deletion_rule,
     trailing_comment_rule,
 )
@@ -141,9 +142,8 @@ def _learn_node(
             defines = tuple(scope for scope in [definition_scope(old)] if scope is not None)
             reads, home = example_reads(rule.reads, new, new_tree, after)
             inserts = inserts_whole_tokens(after, start, old_end, new_end) and tied_to_values(rule, old)
-            rule = replace(
-                rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home, inserts=inserts
-            )
+            rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home)
+            rule = replace(rule, inserts=inserts, then=calls_given_parameter(old, new))
             return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)

@@ -74,6 +74,7 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         uses=tuple(sorted(set(first.uses) & set(second.uses))),
         members=merged(first.members, second.members),
         primary=first.primary and second.primary,
+        then=first.then if first.then == second.then else None,
         respelled=second.respelled if first.respelled == second.respelled else None,
         returns=first.returns if first.returns == second.returns else None,
         examples=examples,

@@ -12,8 +12,9 @@ byte search (C speed), at most ``MAX_CANDIDATES`` occurrences are looked at, eac
 ``MAX_CLIMB`` ancestors, and at most ``MAX_SITES`` sites are returned (the nearest). A rule too wide
 to be a guess worth showing (``rule_confidence.py``) has no sites. No site where a name the
 replacement reads is not bound (``name_bindings.py``), nor where ``self`` lacks a method it calls
-(``member_bindings.py``). Where the rule's shape has no site, a run of text it respelled inside a
-string or a comment has its own (``text_respellings.py``).
+(``member_bindings.py``). Where the rule's shape has no site, the sites of the rule it calls for
+next (``EditRule.then``: the calls of a function given a parameter), or of a run of text it
+respelled inside a string or a comment (``text_respellings.py``).
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ def find_sites(
         site = _site_at(rule, tree, source, (start, start + len(anchors[0])), (scopes, classes))
         if site is not None:
             found.setdefault((site.start, site.end), site)
+    if not found and rule.then is not None:
+        return find_sites(rule.then, tree, source, near, exclude)
     respelled = rule.respelled
     if not found and respelled is not None:
         new = respelled.new
