@@ -23,7 +23,7 @@ import re
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.derived_rules import MAX_NODE_BYTES
-from lsp_server.next_edit.edit_pattern import Branch, Hole, Pattern, fixed_words, match
+from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Pattern, fixed_words, match
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.name_bindings import reads_name, reads_of
 from lsp_server.next_edit.node_roles import CALLS, callee_name
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 RUN_LISTS = ("argument_list", "arguments", "parameters", "formal_parameters", "parameter_list")
 """The lists whose items a run rule covers (statements in a block are not: too alike)."""
+
+_UNTYPED = frozenset({"identifier", "list_splat_pattern", "dictionary_splat_pattern"})
+_TYPED = frozenset({"typed_parameter", "typed_default_parameter"})
 
 
 def run_rule(
@@ -62,6 +65,10 @@ def run_rule(
     if not touched:
         return None
     first, last = max(touched[0] - 1, 0), min(touched[-1] + 1, len(children) - 1)
+    typed = _annotated(children, new.children)
+    items = [i for i in touched if children[i].is_named]
+    if items and all(children[i].text in typed for i in items):
+        first, last = items[0], items[-1]  # parameters given types: themselves, wherever they stand
     run = children[first : last + 1]
     if run[-1].end_byte - run[0].start_byte > MAX_NODE_BYTES:
         return None
@@ -72,7 +79,7 @@ def run_rule(
         return None
     numbers: dict[bytes, int] = {}
     kept = kept_below(new_run)
-    pattern = Branch(old.type, tuple(_item_pattern(child, kept, numbers) for child in run))
+    pattern = Branch(old.type, tuple(_item_pattern(child, kept, numbers, typed) for child in run))
     if not fixed_words(pattern):
         return None
     template = template_of(new_run, new, (run_start, run_end), numbers, pattern)
@@ -109,17 +116,31 @@ def _reads(items: list[tree_sitter.Node], holes: dict[bytes, int]) -> set[bytes]
 
 
 def _item_pattern(
-    item: tree_sitter.Node, kept: set[tuple[str, bytes | None]], numbers: dict[bytes, int]
+    item: tree_sitter.Node,
+    kept: set[tuple[str, bytes | None]],
+    numbers: dict[bytes, int],
+    typed: set[bytes],
 ) -> Pattern:
     """One child of the run as a pattern: an item the new text keeps whole matches only an item of its
     kind, its names fixed and its parts holes (a kept ``CheckConstraint(…)`` beside the edit is no
-    ``Column(…)`` or ``schema=…`` at a site); a leaf or an item with no name, any item of its type."""
+    ``Column(…)`` or ``schema=…`` at a site); a leaf or an item with no name, any item of its type. A
+    parameter the edit gave a type (``typed``) is that parameter: its name is fixed (``command`` ->
+    ``command: str`` is about ``command``, wherever a function takes it)."""
+    if item.text in typed:
+        return Leaf(item.type, item.text or b"")
     whole = pattern_of(item, (item, None), kept, numbers)
     if not item.is_named or (item.type, item.text) not in kept:
         return whole
     if isinstance(whole, Branch) and fixed_words(whole):
         return whole
     return Hole(numbers.setdefault(item.text or b"", len(numbers)), item.type)
+
+
+def _annotated(run: list[tree_sitter.Node], new_run: list[tree_sitter.Node]) -> set[bytes]:
+    """The parameters of ``run`` (a plain name, ``*args``, ``**kwargs``) that ``new_run`` gives a type."""
+    plain = {item.text for item in run if item.type in _UNTYPED}
+    named = (item.named_children[0] for item in new_run if item.type in _TYPED and item.named_children)
+    return {name.text for name in named if name.text in plain and name.text is not None}
 
 
 def run_at(rule: EditRule, node: tree_sitter.Node, at: int) -> tuple[int, int, dict[int, bytes]] | None:

@@ -1,6 +1,7 @@
 """Rules over a run of a list's items (``sibling_runs.py``): an edit across two parameters, a
-parameter inserted after another, an argument run of one function's calls; and a site laid out on
-other lines than the example is not re-flowed."""
+parameter inserted after another, an argument run of one function's calls, parameters given types
+(the same names typed wherever they stand); and a site laid out on other lines than the example is
+not re-flowed."""
 
 from __future__ import annotations
 
@@ -148,3 +149,19 @@ def test_a_parameter_dropped_while_its_function_still_reads_it_is_dropped_where_
     )
     after = before.replace("client, strict, patch", "client, patch", 1)
     assert _sites("python", before, after) == [("client, strict, patch)", "client, patch)")]  # reads next
+
+
+def test_parameters_given_types_are_typed_where_a_function_takes_them_alike() -> None:
+    before = (
+        "class C:\n    def run(self, command, **kwargs):\n        pass\n\n"
+        "    def _run(self, runner, command, **kwargs):\n        pass\n\n"
+        "    def other(self, command, options):\n        pass\n"
+    )
+    after = before.replace("run(self, command, **kwargs)", "run(self, command: str, **kwargs: Any)", 1)
+    assert _sites("python", before, after) == [("command, **kwargs", "command: str, **kwargs: Any")]
+
+
+def test_one_parameter_given_a_type_is_typed_where_it_stands_plain() -> None:
+    before = "def f(path):\n    pass\n\n\ndef g(path, x):\n    f(path)\n\n\ndef h(x, path=None):\n    pass\n"
+    after = before.replace("def f(path)", "def f(path: str)", 1)
+    assert _sites("python", before, after) == [("path", "path: str")]
