@@ -5,10 +5,10 @@ RUF076`` after each ``@pytest.fixture(autouse=True)``, found in the tox history:
 ``derived_rules.trailing_comment_rule``); an edit that adds any other comment makes no rule. A
 trailing comment deleted is deleted again only where it trails a line of code that begins as the
 example's did (its first token: the statement's keyword, ``from``, ``def``, or the name it starts
-with; ``derived_rules.deletion_rule`` keeps that much of :func:`line_shape`): the same comment after
+with; :func:`fits_shape` compares that much of :func:`line_shape`): the same comment after
 the same kind of statement was put there for the same reason (a linter's code on imports, a pragma
 on overloads) and goes for the same reason; after other code it may still be needed. Two examples
-after lines that begin with different names lift the name (:func:`common_shape`).
+after lines of different shapes lift the condition (:func:`common_shape`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 LineShape = tuple[tuple[str, bytes | None], ...]
 """A line's code as its tokens' (type, text); a literal's text is None (any literal of that type)."""
 _LITERALS = frozenset({"string", "concatenated_string", "integer", "float", "number", "true", "false"})
+_STATEMENTS = ("_statement", "_definition")
+"""Node types that are statements (Python's ``expression_statement``, ``function_definition``...)."""
 MAX_SHAPE_TOKENS = 200
 """Tokens of a line looked at, at most (a minified line is no shape to recognise)."""
 
@@ -50,7 +52,8 @@ def adds_only_comments(new_tree: tree_sitter.Tree, after: bytes, start: int, end
 
 def line_shape(tree: tree_sitter.Tree, source: bytes, end: int) -> LineShape:
     """The tokens of the code on the line before byte ``end`` (where a trailing comment starts),
-    literals as their type only."""
+    literals as their type only; first the statement's first token, when the line continues a
+    statement begun on an earlier line."""
     line_start = source.rfind(b"\n", 0, end) + 1
     found: list[tuple[int, str, bytes | None]] = []
     stack = [tree.root_node.descendant_for_byte_range(line_start, end)]
@@ -65,7 +68,24 @@ def line_shape(tree: tree_sitter.Tree, source: bytes, end: int) -> LineShape:
                 found.append((node.start_byte, node.type, node.text or b""))
         else:
             stack.extend(node.children)
-    return tuple((kind, text) for _, kind, text in sorted(found, key=lambda token: token[0]))
+    tokens = tuple((kind, text) for _, kind, text in sorted(found, key=lambda token: token[0]))
+    code = line_start + len(source[line_start:end]) - len(source[line_start:end].lstrip())
+    lead = _statement_lead(tree, code)
+    return (lead, *tokens) if lead is not None else tokens
+
+
+def _statement_lead(tree: tree_sitter.Tree, code: int) -> tuple[str, bytes | None] | None:
+    """The first token of the statement the line whose code starts at byte ``code`` continues, when it
+    begins on an earlier line (``) -> str: ...`` continues a ``def``); None for a line that begins one."""
+    node = tree.root_node.descendant_for_byte_range(code, code)
+    while node is not None and not (node.type.endswith(_STATEMENTS) and node.parent is not None):
+        node = node.parent
+    if node is None or node.start_byte >= code:
+        return None
+    first = node
+    while first.child_count:
+        first = first.children[0]
+    return first.type, first.text
 
 
 def common_shape(first: LineShape | None, second: LineShape | None) -> LineShape | None:
@@ -82,8 +102,9 @@ def common_shape(first: LineShape | None, second: LineShape | None) -> LineShape
 
 
 def fits_shape(shape: LineShape, line: LineShape) -> bool:
-    """Whether a line's tokens begin with an instance of ``shape``."""
-    return len(shape) <= len(line) and all(
-        kind == other_kind and (text is None or text == other_text)
-        for (kind, text), (other_kind, other_text) in zip(shape, line[: len(shape)], strict=True)
-    )
+    """Whether a line begins as ``shape`` does: its first token of the same type, and of the same text
+    unless ``shape`` takes any (the statement's keyword, or the name it starts with)."""
+    if not shape or not line:
+        return not shape
+    (kind, text), (other_kind, other_text) = shape[0], line[0]
+    return kind == other_kind and (text is None or text == other_text)

@@ -45,7 +45,7 @@ def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: in
     how = deletion_shape(before, first, last)
     if how is None:
         return None
-    trails = line_shape(old_tree, before, first)[:1] if how == "inline" else None
+    trails = line_shape(old_tree, before, first) if how == "inline" else None
     return EditRule(Leaf(node.type, node.text or b""), (b"",), role=role_of(node), deletes=how, trails=trails)
 
 

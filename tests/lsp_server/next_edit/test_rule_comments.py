@@ -30,6 +30,16 @@ def test_a_deleted_trailing_comment_is_deleted_after_statements_of_the_same_kind
     assert _sites("python", before, after) == [("  # noqa", "")]  # after from c import Node only
 
 
+def test_a_deleted_trailing_comment_is_deleted_after_the_last_line_of_a_statement_of_the_same_kind() -> None:
+    before = (
+        "def f(a: int) -> int: ...  # pragma: no cover\n"
+        "def g(\n    a: str,\n) -> str: ...  # pragma: no cover\n"
+        "x = h(\n    1,\n)  # pragma: no cover\n"
+    )
+    after = before.replace("int: ...  # pragma: no cover", "int: ...", 1)
+    assert _sites("python", before, after) == [("  # pragma: no cover", "")]  # after g's signature only
+
+
 def test_two_deleted_trailing_comments_after_different_code_delete_it_after_any_code() -> None:
     before = "x = f('a')  # type: ignore\ny = g()  # type: ignore\nz = [h()]  # type: ignore\n"
     once = before.replace("x = f('a')  # type: ignore", "x = f('a')", 1)
