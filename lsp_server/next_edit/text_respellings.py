@@ -9,10 +9,11 @@ The respelled text is the changed bytes widened to a run (up to spaces, quotes a
 end a run; ``.``, ``:``, ``-`` and ``/`` do not), so ``1.18.4`` is no site inside ``go1.18.4``. Only
 where it is telling: at least ``MIN_RUN`` bytes with a letter, changed inside one comment or inside
 one string's text that holds more than the run (a whole literal replaced is a value,
-``edit_rules.py``'s matter), the new text not empty, on one line, and not words inserted beside the
-run (a line added to a docstring before ``Implementation :: PyPy`` respells nothing). Its sites are
-the same run, bounded alike, in a node of the same type (a string's text holding more than the run);
-at most ``MAX_CANDIDATES`` occurrences are looked at (a byte search).
+``edit_rules.py``'s matter), the new text not empty, on one line, the old with no bracket (code
+quoted in text: a doctest, an expected traceback), and not words inserted beside the run (a line
+added to a docstring before ``Implementation :: PyPy`` respells nothing). Its sites are the same
+run, bounded alike, in a node of the same type (a string's text holding more than the run); at most
+``MAX_CANDIDATES`` occurrences are looked at (a byte search).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ MAX_CANDIDATES = 2_000
 """Occurrences of the run looked at per file."""
 _ENDS = frozenset(b" \t\r\n\"'`()[]{}<>,;")
 """Bytes that end a run of text (a space, a quote, a bracket, a separator)."""
+_BRACKETS = frozenset(b"()[]{}")
+"""Bytes of code, not prose: a run holding one is code quoted in a string (a doctest, a traceback)."""
 _STRINGS = frozenset({"string_content", "string_fragment"})
 """The text of a string literal (Python's, JavaScript's), without its quotes and interpolations."""
 
@@ -71,6 +74,8 @@ def respelling(
         return None
     if new == old or b"\n" in old + new or _is_value(old_node, old):
         return None  # text written over lines, or a whole literal replaced (a value)
+    if any(byte in _BRACKETS for byte in old):
+        return None  # code quoted in text (``glom([None], spec)`` in an expected traceback), not prose
     if start == old_end and any(byte in _ENDS for byte in after[start:new_end]):
         return None  # words inserted beside a run (a line, a clause), not the run respelled
     return Respelling(old_node.type, old, new, at, new_end_run)

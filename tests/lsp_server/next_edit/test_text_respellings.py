@@ -58,3 +58,9 @@ def test_a_line_inserted_in_a_docstring_respells_nothing() -> None:
     after = before.replace("Language :: Implementation", "Language :: 3.15\nLanguage :: Implementation", 1)
     learned = _learned("python", before, after)
     assert learned is None or learned.rule.respelled is None
+
+
+def test_code_quoted_in_a_string_respells_nothing() -> None:
+    before = 'A = """\n    glom([None], spec)\n"""\nB = """\n    target: [None]\n"""\n'
+    learned = _learned("python", before, before.replace("glom([None]", "glom(target", 1))
+    assert learned is None or learned.rule.respelled is None
