@@ -53,7 +53,7 @@ def adds_only_comments(new_tree: tree_sitter.Tree, after: bytes, start: int, end
 def line_shape(tree: tree_sitter.Tree, source: bytes, end: int) -> LineShape:
     """The tokens of the code on the line before byte ``end`` (where a trailing comment starts),
     literals as their type only; first the statement's first token, when the line continues a
-    statement begun on an earlier line."""
+    statement begun on an earlier line with no word of its own first (``) -> str: ...``)."""
     line_start = source.rfind(b"\n", 0, end) + 1
     found: list[tuple[int, str, bytes | None]] = []
     stack = [tree.root_node.descendant_for_byte_range(line_start, end)]
@@ -70,6 +70,8 @@ def line_shape(tree: tree_sitter.Tree, source: bytes, end: int) -> LineShape:
             stack.extend(node.children)
     tokens = tuple((kind, text) for _, kind, text in sorted(found, key=lambda token: token[0]))
     code = line_start + len(source[line_start:end]) - len(source[line_start:end].lstrip())
+    if source[code : code + 1].isalnum() or source[code : code + 1] in (b"_", b"@", b"#"):
+        return tokens  # the line begins with a word of its own
     lead = _statement_lead(tree, code)
     return (lead, *tokens) if lead is not None else tokens
 
