@@ -1,18 +1,19 @@
 """Text respelled inside a string or a comment, repeated where the same text stands in others: the
-user changes ``Can't connect`` to ``Cannot connect`` in one message, ``host='localhost'`` to
-``host='www.domain.tld'`` in one expected repr, ``# noqa: SLF001`` to ``# ruff:ignore[...]`` after
-one line; the same run of text in the file's other strings (or comments) is respelled alike. No
-syntax node tells those places (each message is its own literal): the run of text does, as a word
-does for a rename.
+user changes ``Can't connect`` to ``Cannot connect`` in one message, ``%(schema)s`` to
+``{self.schema}`` in one SQL string, ``# noqa: SLF001`` to ``# ruff:ignore[...]`` after one line;
+the same run of text in the file's other strings (or comments) is respelled alike. No syntax node
+tells those places (each message is its own literal): the run of text does, as a word does for a
+rename.
 
 The respelled text is the changed bytes widened to a run (up to spaces, quotes and brackets, which
 end a run; ``.``, ``:``, ``-`` and ``/`` do not), so ``1.18.4`` is no site inside ``go1.18.4``. Only
-where it is telling: at least ``MIN_RUN`` bytes with a letter, changed inside one comment or inside
-one string's text that holds more than the run (a whole literal replaced is a value,
-``edit_rules.py``'s matter), the new text not empty, on one line, the old with no bracket (code
-quoted in text: a doctest, an expected traceback), and not words inserted beside the run (a line
-added to a docstring before ``Implementation :: PyPy`` respells nothing). Its sites are the same
-run, bounded alike, in a node of the same type (a string's text holding more than the run); at most
+where it is telling: at least ``MIN_RUN`` bytes with a letter, not one plain word (``response`` ->
+``request`` in one sentence of a docstring is prose, edited for that sentence), changed inside one
+comment or inside one string's text that holds more than the run (a whole literal replaced is a
+value, ``edit_rules.py``'s matter), replaced (not deleted, nor punctuation or words inserted beside
+it: ``header`` -> ``header.``), on one line. Its sites are the same run in a node of the same type
+(a string's text holding more than the run), between the same bytes (a space for any space or the
+text's end: ``[None]`` in ``glom([None], spec)`` is not the one in ``target: [None]``); at most
 ``MAX_CANDIDATES`` occurrences are looked at (a byte search).
 """
 
@@ -35,20 +36,21 @@ MAX_CANDIDATES = 2_000
 """Occurrences of the run looked at per file."""
 _ENDS = frozenset(b" \t\r\n\"'`()[]{}<>,;")
 """Bytes that end a run of text (a space, a quote, a bracket, a separator)."""
-_BRACKETS = frozenset(b"()[]{}")
-"""Bytes of code, not prose: a run holding one is code quoted in a string (a doctest, a traceback)."""
+_SPACE = ord(" ")
 _STRINGS = frozenset({"string_content", "string_fragment"})
 """The text of a string literal (Python's, JavaScript's), without its quotes and interpolations."""
 
 
 @dataclass(frozen=True)
 class Respelling:
-    """Inside nodes of type ``kind``, the run ``old`` becomes ``new``; the example's run is bytes
-    ``start``..``end`` of the edited text (of the latest example's, for two that agree)."""
+    """Inside nodes of type ``kind``, the run ``old`` between the bytes ``bounds`` (a space for any
+    space or the text's end) becomes ``new``; the example's run is bytes ``start``..``end`` of the
+    edited text (of the latest example's, for two that agree)."""
 
     kind: str
     old: bytes
     new: bytes
+    bounds: tuple[int, int]
     start: int = field(compare=False)
     end: int = field(compare=False)
 
@@ -65,20 +67,20 @@ def respelling(
     start, old_end, new_end = span
     old_node = _text_node(old_tree, start, old_end)
     new_node = _text_node(new_tree, start, new_end)
-    if old_node is None or new_node is None or old_node.type != new_node.type:
-        return None
+    if old_node is None or new_node is None or old_node.type != new_node.type or new_end == start:
+        return None  # a deletion (``be either`` -> ``either``) respells nothing
+    written = after[start:new_end]
+    if start == old_end and (any(byte in _ENDS for byte in written) or not re.search(rb"\w", written)):
+        return None  # words or punctuation inserted beside a run (``header`` -> ``header.``)
     at, end = _run_around(before, start, old_end, old_node)
     new_end_run = end + (new_end - old_end)
     old, new = before[at:end], after[at:new_end_run]
     if not (MIN_RUN <= len(old) <= MAX_RUN) or not re.search(rb"[A-Za-z]", old) or not new.strip():
         return None
-    if new == old or b"\n" in old + new or _is_value(old_node, old):
-        return None  # text written over lines, or a whole literal replaced (a value)
-    if any(byte in _BRACKETS for byte in old):
-        return None  # code quoted in text (``glom([None], spec)`` in an expected traceback), not prose
-    if start == old_end and any(byte in _ENDS for byte in after[start:new_end]):
-        return None  # words inserted beside a run (a line, a clause), not the run respelled
-    return Respelling(old_node.type, old, new, at, new_end_run)
+    if new == old or b"\n" in old + new or _is_value(old_node, old) or old.isalpha():
+        return None  # written over lines, a whole literal replaced (a value), one plain word (prose)
+    bounds = _bounds(before, at, end, old_node)
+    return Respelling(old_node.type, old, new, bounds, at, new_end_run)
 
 
 def _is_value(node: tree_sitter.Node, run: bytes) -> bool:
@@ -94,9 +96,9 @@ def respelled_spans(respelled: Respelling, tree: tree_sitter.Tree, source: bytes
     while at >= 0 and looked < MAX_CANDIDATES:
         looked += 1
         end = at + len(old)
-        if _bounded(source, at, end):
-            node = _text_node(tree, at, end)
-            if node is not None and node.type == respelled.kind and not _is_value(node, old):
+        node = _text_node(tree, at, end) if _bounded(source, at, end) else None
+        if node is not None and node.type == respelled.kind and not _is_value(node, old):
+            if _bounds(source, at, end, node) == respelled.bounds:
                 found.append((at, end))
         at = source.find(old, at + 1)
     return found
@@ -105,6 +107,15 @@ def respelled_spans(respelled: Respelling, tree: tree_sitter.Tree, source: bytes
 def _bounded(source: bytes, start: int, end: int) -> bool:
     """Whether bytes ``start``..``end`` are a whole run: a run's end or the text's on each side."""
     return (start == 0 or source[start - 1] in _ENDS) and (end >= len(source) or source[end] in _ENDS)
+
+
+def _bounds(source: bytes, start: int, end: int, node: tree_sitter.Node) -> tuple[int, int]:
+    """The bytes around the run ``start``..``end`` of ``node``'s text, a space for a space or the
+    text's end: a run among words is not the same run in brackets (``[None]`` in ``glom([None],
+    spec)`` is not the one in ``target: [None]``)."""
+    left = source[start - 1] if start > node.start_byte else _SPACE
+    right = source[end] if end < node.end_byte else _SPACE
+    return (_SPACE if chr(left).isspace() else left), (_SPACE if chr(right).isspace() else right)
 
 
 def _run_around(source: bytes, start: int, end: int, node: tree_sitter.Node) -> tuple[int, int]:

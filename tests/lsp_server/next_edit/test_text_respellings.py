@@ -18,9 +18,9 @@ def test_a_word_respelled_in_a_message_is_respelled_in_the_other_messages_only()
 
 
 def test_a_run_respelled_inside_a_repr_is_respelled_in_other_strings_but_not_where_it_is_the_value() -> None:
-    before = "a = \"URL(host='localhost', path='/')\"\nb = \"URL(host='localhost')\"\nc = 'localhost'\n"
-    after = before.replace("localhost", "www.domain.tld", 1)
-    assert _sites("python", before, after) == [("localhost", "www.domain.tld")]
+    before = "a = \"URL(host='local.host', path='/')\"\nb = \"URL(host='local.host')\"\nc = 'local.host'\n"
+    after = before.replace("local.host", "www.domain.tld", 1)
+    assert _sites("python", before, after) == [("local.host", "www.domain.tld")]
 
 
 def test_a_comment_rewritten_whole_is_rewritten_where_the_same_comment_stands() -> None:
@@ -60,7 +60,14 @@ def test_a_line_inserted_in_a_docstring_respells_nothing() -> None:
     assert learned is None or learned.rule.respelled is None
 
 
-def test_code_quoted_in_a_string_respells_nothing() -> None:
-    before = 'A = """\n    glom([None], spec)\n"""\nB = """\n    target: [None]\n"""\n'
-    learned = _learned("python", before, before.replace("glom([None]", "glom(target", 1))
-    assert learned is None or learned.rule.respelled is None
+def test_a_run_is_respelled_only_between_bytes_like_the_examples() -> None:
+    before = 'A = """\n    glom([None], spec)\n"""\nB = """\n    target: [None]\n    glom([None], f)\n"""\n'
+    after = before.replace("glom([None]", "glom(target", 1)
+    assert _sites("python", before, after) == [("[None]", "target")]  # in B's glom(...) only
+
+
+def test_a_plain_word_a_deletion_or_punctuation_added_respells_nothing() -> None:
+    before = 'A = "The response is read."\nB = "The response, if any, be either one."\n'
+    for old, new in (("response is", "request is"), ("be either", "either"), ("is read.", "is read..")):
+        learned = _learned("python", before, before.replace(old, new, 1))
+        assert learned is None or learned.rule.respelled is None, (old, new)
