@@ -1,14 +1,14 @@
-"""What an edit of comments teaches. A comment added to code annotates that one place for a tool or a
-reader (a coverage pragma, ``# type: ignore``, ``# noqa``, a note): where else it belongs, the syntax
-does not tell, except after the same code, token for token, ending its line (a linter's ``# noqa:
-RUF076`` after each ``@pytest.fixture(autouse=True)``, found in the tox history:
+"""What an edit of comments teaches. A comment added to code annotates that one place for a tool or
+a reader (a coverage pragma, ``# type: ignore``, ``# noqa``, a note): where else it belongs, the
+syntax does not tell, except after the same code, token for token, ending its line (a linter's ``#
+noqa: RUF076`` after each ``@pytest.fixture(autouse=True)``, found in the tox history:
 ``derived_rules.trailing_comment_rule``); an edit that adds any other comment makes no rule. A
 trailing comment deleted is deleted again only where it trails a line of code that begins as the
-example's did (its first token: the statement's keyword, ``from``, ``def``, or the name it starts
-with; :func:`fits_shape` compares that much of :func:`line_shape`): the same comment after
-the same kind of statement was put there for the same reason (a linter's code on imports, a pragma
-on overloads) and goes for the same reason; after other code it may still be needed. Two examples
-after lines of different shapes lift the condition (:func:`common_shape`).
+example's did (its first two tokens, ``LEAD``: ``raise NotImplementedError``, ``from jsonschema``,
+``def to_jwk``; the statement's, for a line that continues one): the same comment after the same
+kind of statement was put there for the same reason (a linter's code on one module's imports, a
+pragma on overloads) and goes for the same reason; after other code it may still be needed. Two
+examples after lines of different shapes lift the condition (:func:`common_shape`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ LineShape = tuple[tuple[str, bytes | None], ...]
 _LITERALS = frozenset({"string", "concatenated_string", "integer", "float", "number", "true", "false"})
 _STATEMENTS = ("_statement", "_definition")
 """Node types that are statements (Python's ``expression_statement``, ``function_definition``...)."""
+LEAD = 2
+"""Tokens a line's code must begin with alike, for a trailing comment deleted (the statement's
+keyword and its first name: ``raise NotImplementedError``, not any ``raise``)."""
 MAX_SHAPE_TOKENS = 200
 """Tokens of a line looked at, at most (a minified line is no shape to recognise)."""
 
@@ -72,22 +75,26 @@ def line_shape(tree: tree_sitter.Tree, source: bytes, end: int) -> LineShape:
     code = line_start + len(source[line_start:end]) - len(source[line_start:end].lstrip())
     if source[code : code + 1].isalnum() or source[code : code + 1] in (b"_", b"@", b"#"):
         return tokens  # the line begins with a word of its own
-    lead = _statement_lead(tree, code)
-    return (lead, *tokens) if lead is not None else tokens
+    return _statement_lead(tree, code) + tokens
 
 
-def _statement_lead(tree: tree_sitter.Tree, code: int) -> tuple[str, bytes | None] | None:
-    """The first token of the statement the line whose code starts at byte ``code`` continues, when it
-    begins on an earlier line (``) -> str: ...`` continues a ``def``); None for a line that begins one."""
+def _statement_lead(tree: tree_sitter.Tree, code: int) -> LineShape:
+    """The first ``LEAD`` tokens of the statement the line whose code starts at byte ``code``
+    continues, when it begins on an earlier line (``) -> str: ...`` continues ``def to_jwk``); none
+    for a line that begins one."""
     node = tree.root_node.descendant_for_byte_range(code, code)
     while node is not None and not (node.type.endswith(_STATEMENTS) and node.parent is not None):
         node = node.parent
     if node is None or node.start_byte >= code:
-        return None
-    first = node
-    while first.child_count:
-        first = first.children[0]
-    return first.type, first.text
+        return ()
+    lead: list[tuple[str, bytes | None]] = []
+    stack = [node]
+    while stack and len(lead) < LEAD:
+        at = stack.pop()
+        if at.child_count == 0:
+            lead.append((at.type, at.text))
+        stack.extend(reversed(at.children))
+    return tuple(lead)
 
 
 def common_shape(first: LineShape | None, second: LineShape | None) -> LineShape | None:
@@ -104,9 +111,11 @@ def common_shape(first: LineShape | None, second: LineShape | None) -> LineShape
 
 
 def fits_shape(shape: LineShape, line: LineShape) -> bool:
-    """Whether a line begins as ``shape`` does: its first token of the same type, and of the same text
-    unless ``shape`` takes any (the statement's keyword, or the name it starts with)."""
-    if not shape or not line:
-        return not shape
-    (kind, text), (other_kind, other_text) = shape[0], line[0]
-    return kind == other_kind and (text is None or text == other_text)
+    """Whether a line begins as ``shape`` does: its first ``LEAD`` tokens of the same types, and of
+    the same texts where ``shape`` takes no other (``raise NotImplementedError``, ``from jsonschema``,
+    ``def to_jwk``)."""
+    lead, begins = shape[:LEAD], line[:LEAD]
+    return len(lead) == len(begins) and all(
+        kind == other_kind and (text is None or text == other_text)
+        for (kind, text), (other_kind, other_text) in zip(lead, begins, strict=True)
+    )

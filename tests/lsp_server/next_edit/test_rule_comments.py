@@ -1,8 +1,8 @@
-"""Comments edited: a trailing comment deleted is deleted where it trails code that begins alike (the
-same keyword or first name: an import, a definition; any code after two examples); a comment added
-is added after the same code, token for token, from the second example only, where that code ends
-its line; any other comment added makes no rule (found by replaying held-out histories,
-``bench/next_edit``: pluggy, uvicorn, tox, and the tenth set: nox, coverage)."""
+"""Comments edited: a trailing comment deleted is deleted where it trails code that begins alike
+(its first two tokens: ``raise NotImplementedError``, ``from pkg``; any code after two examples); a
+comment added is added after the same code, token for token, from the second example only, where
+that code ends its line; any other comment added makes no rule (found by replaying held-out
+histories, ``bench/next_edit``: pluggy, uvicorn, tox, and the tenth set: nox, coverage)."""
 
 from __future__ import annotations
 
@@ -21,23 +21,28 @@ def test_a_deleted_trailing_comment_is_deleted_where_it_trails_code_of_the_same_
     assert _sites("python", before, after) == [("  # type: ignore", "")]  # after x = f('b') only
 
 
-def test_a_deleted_trailing_comment_is_deleted_after_statements_of_the_same_kind() -> None:
+def test_a_deleted_trailing_comment_is_deleted_after_statements_that_begin_alike() -> None:
     before = (
-        "from a.b import Tree  # noqa\nfrom c import Node  # noqa\nimport d  # noqa\n"
-        "def to_jwk(key: int) -> str: ...  # noqa\n"
+        "from pkg.a import Tree  # noqa\nfrom pkg import Node  # noqa\nfrom other import X  # noqa\n"
+        "import pkg  # noqa\n"
+        "def f():\n    raise NotImplementedError('a')  # pragma: no cover\n"
+        "def g():\n    raise NotImplementedError('b')  # pragma: no cover\n"
+        "def h():\n    raise AssertionError('c')  # pragma: no cover\n"
     )
     after = before.replace("Tree  # noqa", "Tree", 1)
-    assert _sites("python", before, after) == [("  # noqa", "")]  # after from c import Node only
+    assert _sites("python", before, after) == [("  # noqa", "")]  # after from pkg import Node only
+    after = before.replace("('a')  # pragma: no cover", "('a')", 1)
+    assert _sites("python", before, after) == [("  # pragma: no cover", "")]  # after g's raise only
 
 
-def test_a_deleted_trailing_comment_is_deleted_after_the_last_line_of_a_statement_of_the_same_kind() -> None:
+def test_a_deleted_trailing_comment_is_deleted_after_the_last_line_of_a_statement_that_begins_alike() -> None:
     before = (
-        "def f(a: int) -> int: ...  # pragma: no cover\n"
-        "def g(\n    a: str,\n) -> str: ...  # pragma: no cover\n"
+        "def to_jwk(a: int) -> int: ...  # pragma: no cover\n"
+        "def to_jwk(\n    a: str,\n) -> str: ...  # pragma: no cover\n"
         "x = h(\n    1,\n)  # pragma: no cover\n"
     )
     after = before.replace("int: ...  # pragma: no cover", "int: ...", 1)
-    assert _sites("python", before, after) == [("  # pragma: no cover", "")]  # after g's signature only
+    assert _sites("python", before, after) == [("  # pragma: no cover", "")]  # after the second to_jwk only
 
 
 def test_two_deleted_trailing_comments_after_different_code_delete_it_after_any_code() -> None:
