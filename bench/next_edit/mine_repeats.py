@@ -29,12 +29,12 @@ mined before the eleventh round's changes with the same rules and limits, measur
 before that round's changes, then read in it); and
 python-trio/trio, tox-dev/tox, PyCQA/isort and pypa/twine (the ninth untouched set, mined during the
 eleventh round with the same rules and limits, measured by the lead only after that round's changes,
-then read in the twelfth); and pre-commit/pre-commit, wntrblm/nox, pyinvoke/invoke and nedbat/coveragepy (the
-tenth untouched set, mined during the twelfth round with the same rules and limits, measured by the
-lead only after that round's changes, never read); and Pylons/waitress, pypa/virtualenv,
-aio-libs/multidict and pypa/setuptools_scm (the eleventh untouched set, mined during the thirteenth
-round with the same rules and limits, measured by the lead only after that round's changes, never
-read) (all but ``TUNED_ON``: replayed by name only).
+then read in the twelfth); and pre-commit/pre-commit, wntrblm/nox, pyinvoke/invoke and
+nedbat/coveragepy (the tenth untouched set, mined during the twelfth round with the same rules and
+limits, measured by the lead only after that round's changes, then read in the thirteenth); and
+Pylons/waitress, pypa/virtualenv, aio-libs/multidict and pypa/setuptools_scm (the eleventh untouched
+set, mined during the thirteenth round with the same rules and limits, measured by the lead before
+and after that round's changes, never read) (all but ``TUNED_ON``: replayed by name only).
 Rules, applied to each commit's modified (not added, deleted or moved) ``.py`` files of
 ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split
 into blocks (runs of changed lines, ``cases.py``):
