@@ -4,11 +4,11 @@ syntax does not tell, except after the same code, token for token, ending its li
 noqa: RUF076`` after each ``@pytest.fixture(autouse=True)``, found in the tox history:
 ``derived_rules.trailing_comment_rule``); an edit that adds any other comment makes no rule. A
 trailing comment deleted is deleted again only where it trails a line of code that begins as the
-example's did (its first two tokens, ``LEAD``: ``raise NotImplementedError``, ``from jsonschema``,
-``def to_jwk``; the statement's, for a line that continues one): the same comment after the same
-kind of statement was put there for the same reason (a linter's code on one module's imports, a
-pragma on overloads) and goes for the same reason; after other code it may still be needed. Two
-examples after lines of different shapes lift the condition (:func:`common_shape`).
+example's did (its first two tokens, ``LEAD``: ``raise NotImplementedError``, ``from jsonschema``; a
+definition's keyword alone; the statement's, for a line that continues one): the same comment after
+the same kind of statement was put there for the same reason (a linter's code on one module's
+imports, a pragma on overloads) and goes for the same reason; after other code it may still be
+needed. Two examples after lines of different shapes lift the condition (:func:`common_shape`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ _STATEMENTS = ("_statement", "_definition")
 LEAD = 2
 """Tokens a line's code must begin with alike, for a trailing comment deleted (the statement's
 keyword and its first name: ``raise NotImplementedError``, not any ``raise``)."""
+_DEFINES = frozenset({"def", "class", "async"})
+"""Keywords that begin a definition."""
 MAX_SHAPE_TOKENS = 200
 """Tokens of a line looked at, at most (a minified line is no shape to recognise)."""
 
@@ -112,9 +114,10 @@ def common_shape(first: LineShape | None, second: LineShape | None) -> LineShape
 
 def fits_shape(shape: LineShape, line: LineShape) -> bool:
     """Whether a line begins as ``shape`` does: its first ``LEAD`` tokens of the same types, and of
-    the same texts where ``shape`` takes no other (``raise NotImplementedError``, ``from jsonschema``,
-    ``def to_jwk``)."""
-    lead, begins = shape[:LEAD], line[:LEAD]
+    the same texts where ``shape`` takes no other (``raise NotImplementedError``, ``from
+    jsonschema``); a definition's keyword alone (``def``: each function has a name of its own)."""
+    count = 1 if shape[:1] and shape[0][0] in _DEFINES else LEAD  # a definition's name is its own
+    lead, begins = shape[:count], line[:count]
     return len(lead) == len(begins) and all(
         kind == other_kind and (text is None or text == other_text)
         for (kind, text), (other_kind, other_text) in zip(lead, begins, strict=True)

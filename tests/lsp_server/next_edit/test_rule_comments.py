@@ -45,6 +45,13 @@ def test_a_deleted_trailing_comment_is_deleted_after_the_last_line_of_a_statemen
     assert _sites("python", before, after) == [("  # pragma: no cover", "")]  # after the second to_jwk only
 
 
+def test_a_deleted_trailing_comment_is_deleted_after_any_definition_of_the_same_kind() -> None:
+    before = "def test_a(  # noqa: PLR0913\n    a,\n):\n    pass\n"
+    before += "def test_b(  # noqa: PLR0913\n    b,\n):\n    pass\nx = f(  # noqa: PLR0913\n    c,\n)\n"
+    after = before.replace("test_a(  # noqa: PLR0913", "test_a(", 1)
+    assert _sites("python", before, after) == [("  # noqa: PLR0913", "")]  # after def test_b( only
+
+
 def test_two_deleted_trailing_comments_after_different_code_delete_it_after_any_code() -> None:
     before = "x = f('a')  # type: ignore\ny = g()  # type: ignore\nz = [h()]  # type: ignore\n"
     once = before.replace("x = f('a')  # type: ignore", "x = f('a')", 1)
