@@ -19,8 +19,9 @@ it calls on ``self``, which a site's class has as the example's does (``member_b
 kept whole inside a new one (wrapped in ``with guard():``, a statement written before it) did not become
 another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
 examples), and a value is wrapped again only where it stands in the kind of node the example's
-stood in (a value wrapped where it is returned is not wrapped where it is compared). Deleting a node or
-making a function ``async`` makes the rules of ``derived_rules.py``;
+stood in (a value wrapped where it is returned is not wrapped where it is compared). Deleting a node,
+making a function ``async`` or giving it a parameter makes the rules of ``derived_rules.py``; text
+respelled in a string or a comment, those of ``text_respellings.py``;
 two examples that agree, one rule (``rule_agreement.py``); an edit across a list's items, a rule
 of that run (``sibling_runs.py``); adding only a comment, none (``comment_edits.py``). A
 replacement over lines is indented at each site as the site's line is. A function's signature
@@ -83,6 +84,7 @@ MAX_WIDENING = 4
 MAX_WORD_LOOKUPS = 5_000
 """Occurrences of a written name looked at to tell whether it is half-typed."""
 _DEFINITIONS = frozenset({"function_definition", "class_definition"})
+_Span = tuple[int, int, int]
 _LIST_SUFFIXES = ("_list", "arguments", "parameters", "_body", "block")
 
 
@@ -92,8 +94,9 @@ def learn(
     """The rule the edit ``before`` -> ``after`` makes (see the module's docstring), or None; with a
     run of text it respelled in a string or a comment (``text_respellings.py``), which alone makes a
     rule where the edit made no other."""
-    learned = _learn_node(old_tree, new_tree, before, after)
-    respelled = respelling(old_tree, new_tree, before, after, changed_span(before, after))
+    span = changed_span(before, after)
+    learned = _learn_node(old_tree, new_tree, before, after, span)
+    respelled = respelling(old_tree, new_tree, before, after, span)
     if respelled is None:
         return learned
     if learned is None:
@@ -103,9 +106,9 @@ def learn(
 
 
 def _learn_node(
-    old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, before: bytes, after: bytes
+    old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, before: bytes, after: bytes, span: _Span
 ) -> Learned | None:
-    start, old_end, new_end = changed_span(before, after)
+    start, old_end, new_end = span
     if start == old_end == new_end or max(old_end, new_end) - start > MAX_EDIT_BYTES:
         return None
     if not before[start:old_end].strip() and adds_only_comments(new_tree, after, start, new_end):
