@@ -31,6 +31,8 @@ OPERATOR_WORDS = frozenset(b"is not in and or".split())
 """Operators spelled as words: what they write is punctuation, not a word of the rule's own."""
 _VERSION = re.compile(rb"v?\d+(?:\.\d+){2,}(?:[-.+]?[A-Za-z0-9]+)?")
 """A version number of three parts or more (``1.21.1``, ``v2.0.0rc1``)."""
+_FLAG = re.compile(rb"(?:^|[(,])\s*([A-Za-z_]\w*)\s*=\s*(?:True|False|None|[A-Z]\w*\.[A-Z][A-Z0-9_]*)\b")
+"""A keyword argument set to a constant: ``True``, ``False``, ``None``, an enumeration's member."""
 NEW_CODE_BYTES = 40
 NEW_CODE_RATIO = 4
 """A rule of one example writing at least ``NEW_CODE_BYTES`` (spaces left out), over ``NEW_CODE_RATIO``
@@ -143,16 +145,17 @@ def notes_one_place(rule: EditRule) -> bool:
 
 def _sets_a_flag(rule: EditRule) -> bool:
     """Whether all the rule writes is one keyword argument set to a constant (``spy(o, "m")`` ->
-    ``spy(o, "m", iterators=True)``, ``@hookimpl`` -> ``@hookimpl(wrapper=True)``): a choice made per
-    call, which the calls' shapes do not tell (read in the held-out histories, such a rule was wrong
-    at most of the calls it matched, even after two examples): quiet."""
+    ``spy(o, "m", iterators=True)``, ``@hookimpl`` -> ``@hookimpl(wrapper=True)``) or to a member of
+    an enumeration (``forward=Forward.ALWAYS``, where nox's next options took ``Forward.NEVER``): a
+    choice made per call, which the calls' shapes do not tell (read in the held-out histories, such a
+    rule was wrong at most of the calls it matched, even after two examples): quiet."""
     if rule.defines:
         return False  # a parameter's default, not a call's argument
     fixed = set(fixed_words(rule.before))
     written = b" ".join(part for part in rule.after if isinstance(part, bytes))
     new = {word for word in re.findall(rb"\w+", written) if word not in fixed}
-    flag = re.search(rb"(?:^|[(,])\s*([A-Za-z_]\w*)\s*=\s*(True|False|None)\b", written)
-    return flag is not None and flag.group(1) in new and new <= {flag.group(1), flag.group(2)}
+    flag = _FLAG.search(written)
+    return flag is not None and flag.group(1) in new and new <= set(re.findall(rb"\w+", flag.group(0)))
 
 
 def _writes_a_word(rule: EditRule) -> bool:

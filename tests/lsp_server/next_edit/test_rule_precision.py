@@ -235,8 +235,9 @@ def test_two_examples_that_write_a_word_of_their_own_still_repeat() -> None:
 
 def test_a_flag_set_at_one_call_is_not_set_at_the_others() -> None:
     before = 'watch(job, "run")\nwatch(task, "stop")\nwatch(job, "start")\n'
-    after = before.replace('watch(job, "run")', 'watch(job, "run", verbose=True)', 1)
-    assert _sites("python", before, after) == []
+    for flag in ("verbose=True", "forward=Forward.ALWAYS"):
+        after = before.replace('watch(job, "run")', f'watch(job, "run", {flag})', 1)
+        assert _sites("python", before, after) == [], flag
 
 
 def test_an_argument_with_a_value_that_varies_is_still_added_at_the_other_calls() -> None:
