@@ -45,6 +45,7 @@ _IMPORTS = frozenset({"import_statement", "import_from_statement"})
 _NOT_VALUES = _IMPORTS | {"type"}  # Python's annotation node: the names in it are types
 
 ScopeCache = dict[bytes, frozenset[int]]
+ReadCache = dict[bytes, dict[int, int]]
 """Per tree: a name -> the ids of the scopes (functions, classes, the module) that bind it."""
 
 
@@ -155,24 +156,43 @@ def readable_at(
     return rule.home is None or function_name(node) == rule.home
 
 
-def binds_unread(rule: EditRule, node: tree_sitter.Node) -> bool:
+def binds_unread(
+    rule: EditRule, node: tree_sitter.Node, tree: tree_sitter.Tree, source: bytes, cache: ReadCache
+) -> bool:
     """Whether the rule's replacement binds a name of its own with ``as`` in a ``with`` or an
     ``except`` (``pytest.raises(E)`` -> ``pytest.raises(E) as exc``) that nothing reads after the
     site ``node`` in its scope: the binding serves a read the user writes beside it (an assertion on
     ``exc``), which a site without that read does not call for; one where the read stands already
-    (a name used and never bound) is a fix."""
+    (a name used and never bound) is a fix. ``cache`` holds, per name, the last read in each scope
+    (found once per tree by a byte search: a file of thousands of sites is not walked per site)."""
     fixed = set(fixed_words(rule.before))
     names = {
         name for part in rule.after if isinstance(part, bytes) for name in _AS_TARGET.findall(part)
     } - fixed
     if not names or not _in_statement(node, _AS_STATEMENTS):
         return False
-    scope = _scope_of(node)
-    return not any(
-        _is_read(found) and found.start_byte >= node.end_byte
-        for name in names
-        for found in identifiers_named(scope, name)
-    )
+    scope = _scope_of(node).id
+    for name in names:
+        last = cache.get(name)
+        if last is None:
+            last = cache[name] = _last_reads(tree, source, name)
+        if last.get(scope, -1) >= node.end_byte:
+            return False
+    return True
+
+
+def _last_reads(tree: tree_sitter.Tree, source: bytes, name: bytes) -> dict[int, int]:
+    """Per scope (by node id), where the last read of ``name`` in it or in a scope inside it starts;
+    at most ``MAX_NAME_LOOKUPS`` occurrences are looked at."""
+    last: dict[int, int] = {}
+    root = tree.root_node
+    for start, whole in token_starts(source, name, MAX_NAME_LOOKUPS):
+        at = root.descendant_for_byte_range(start, start + len(name)) if whole else None
+        if at is None or at.type != "identifier" or at.text != name or not _is_read(at):
+            continue
+        for scope in _visible_scopes(at):
+            last[scope] = max(last.get(scope, -1), start)
+    return last
 
 
 def _in_statement(node: tree_sitter.Node, kinds: frozenset[str]) -> bool:

@@ -36,7 +36,7 @@ from lsp_server.next_edit.edit_pattern import (
 )
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
-from lsp_server.next_edit.name_bindings import ScopeCache, binds_unread, readable_at, reads_any
+from lsp_server.next_edit.name_bindings import ReadCache, ScopeCache, binds_unread, readable_at, reads_any
 from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE
 from lsp_server.next_edit.rule_confidence import stays_quiet
@@ -80,10 +80,11 @@ def find_sites(
     anchors = [] if stays_quiet(rule) else rule.anchors()
     scopes: ScopeCache = {}
     classes: ClassCache = {}
+    reads: ReadCache = {}
     for start, whole in token_starts(source, anchors[0], MAX_CANDIDATES) if anchors else []:
         if not whole:
             continue
-        site = _site_at(rule, tree, source, (start, start + len(anchors[0])), (scopes, classes))
+        site = _site_at(rule, tree, source, (start, start + len(anchors[0])), (scopes, classes, reads))
         if site is not None:
             found.setdefault((site.start, site.end), site)
     if not found and rule.then is not None:
@@ -114,12 +115,12 @@ def _site_at(
     tree: tree_sitter.Tree,
     source: bytes,
     span: tuple[int, int],
-    caches: tuple[ScopeCache, ClassCache],
+    caches: tuple[ScopeCache, ClassCache, ReadCache],
 ) -> Site | None:
     """The smallest node around bytes ``span`` where the rule applies, as a site; ``caches`` hold the
-    scopes binding the names the rule reads (``name_bindings.py``) and the classes' attributes
-    (``member_bindings.py``)."""
-    scopes, classes = caches
+    scopes binding the names the rule reads and the last read of a name per scope
+    (``name_bindings.py``), and the classes' attributes (``member_bindings.py``)."""
+    scopes, classes, reads = caches
     node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(*span)
     root_type = rule.before.type
     for _ in range(MAX_CLIMB):
@@ -165,7 +166,7 @@ def _site_at(
                     return None  # nor a method ``self`` lacks here
                 if rule.returns is not None and returns_of(node) != rule.returns:
                     return None  # a return type for functions that return otherwise (a generator)
-                if binds_unread(rule, node):
+                if binds_unread(rule, node, tree, source, reads):
                     return None  # a name bound for a read the site does not have
                 if rule.uses and not reads_any(node, rule.uses):
                     return None  # a definition wrapped as the examples were, using none of what they use
