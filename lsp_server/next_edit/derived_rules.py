@@ -136,7 +136,8 @@ def calls_given_parameter(old: tree_sitter.Node, new: tree_sitter.Node) -> EditR
     """The rule for the calls of the function ``old`` defines, when ``new`` only adds a parameter
     after its positional ones (no default, no ``*``): each call passing as many arguments as it had
     parameters passes the variable of the new one's name too, where that name is bound (``reads``).
-    A method's first parameter is its receiver's. None for any other edit."""
+    A method's first parameter is its receiver's (not a ``@staticmethod``'s). None for any other
+    edit."""
     name = old.child_by_field_name("name")
     olds, news = (_parameters(node) for node in (old, new))
     if name is None or olds is None or news is None or len(news) != len(olds) + 1:
@@ -146,8 +147,8 @@ def calls_given_parameter(old: tree_sitter.Node, new: tree_sitter.Node) -> EditR
     added = news[-1] if news[-1].type == "identifier" else news[-1].named_children[0]
     if added.type != "identifier" or added.text is None or name.text is None:
         return None
-    method = definition_scope(old) == "class"
-    count = len(olds) - 1 if method else len(olds)
+    method = definition_scope(old) == "class"  # called on a receiver, which is its first parameter
+    count = len(olds) - 1 if method and not _static(old) else len(olds)
     if count < 0:
         return None
     holes: list[Leaf | Hole] = []
@@ -162,6 +163,14 @@ def calls_given_parameter(old: tree_sitter.Node, new: tree_sitter.Node) -> EditR
     if method:
         callee = Branch("attribute", (Hole(0), Leaf(".", b"."), callee))
     return EditRule(Branch("call", (callee, arguments)), tuple(template), reads=(added.text,))
+
+
+def _static(function: tree_sitter.Node) -> bool:
+    """Whether the definition ``function`` is decorated ``@staticmethod`` (no receiver parameter)."""
+    parent = function.parent
+    if parent is None or parent.type != "decorated_definition":
+        return False
+    return any(child.type == "decorator" and child.text == b"@staticmethod" for child in parent.children)
 
 
 def _parameters(function: tree_sitter.Node) -> list[tree_sitter.Node] | None:

@@ -34,3 +34,12 @@ def test_a_parameter_with_a_default_or_a_keyword_only_one_passes_nothing() -> No
     for written in ("should_skip(core, metacov=None):", "should_skip(core, *, metacov):"):
         learned = _learned("python", FUNCTIONS, FUNCTIONS.replace("should_skip(core):", written, 1))
         assert learned is not None and learned.rule.then is None
+
+
+def test_a_parameter_added_to_a_static_method_is_passed_after_all_its_arguments() -> None:
+    before = (
+        "class A:\n    @staticmethod\n    def strip(headers):\n        return headers\n\n"
+        "    def run(self, headers, status):\n        return A.strip(headers)\n"
+    )
+    after = before.replace("strip(headers):", "strip(headers, status):", 1)
+    assert _sites("python", before, after) == [("A.strip(headers)", "A.strip(headers, status)")]
