@@ -57,8 +57,8 @@ def adds_only_comments(new_tree: tree_sitter.Tree, after: bytes, start: int, end
 
 def line_shape(tree: tree_sitter.Tree, source: bytes, end: int) -> LineShape:
     """The tokens of the code on the line before byte ``end`` (where a trailing comment starts),
-    literals as their type only; first the statement's first token, when the line continues a
-    statement begun on an earlier line with no word of its own first (``) -> str: ...``)."""
+    literals as their type only; first the statement's first ``LEAD`` tokens, when the line continues
+    a statement begun on an earlier line with no word of its own first (``) -> str: ...``)."""
     line_start = source.rfind(b"\n", 0, end) + 1
     found: list[tuple[int, str, bytes | None]] = []
     stack = [tree.root_node.descendant_for_byte_range(line_start, end)]
