@@ -34,7 +34,10 @@ nedbat/coveragepy (the tenth untouched set, mined during the twelfth round with 
 limits, measured by the lead only after that round's changes, then read in the thirteenth); and
 Pylons/waitress, pypa/virtualenv, aio-libs/multidict and pypa/setuptools_scm (the eleventh untouched
 set, mined during the thirteenth round with the same rules and limits, measured by the lead before
-and after that round's changes, never read) (all but ``TUNED_ON``: replayed by name only).
+and after that round's changes, then read in the fourteenth); and pytest-dev/pytest-xdist,
+falconry/falcon, python-babel/babel and Pylons/pyramid (the twelfth untouched set, mined before the
+fourteenth round's changes with the same rules and limits, measured by the lead before and after
+that round's changes, never read) (all but ``TUNED_ON``: replayed by name only).
 Rules, applied to each commit's modified (not added, deleted or moved) ``.py`` files of
 ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split
 into blocks (runs of changed lines, ``cases.py``):
@@ -136,6 +139,13 @@ REPOSITORIES = {
         "https://github.com/pypa/setuptools_scm",
         "be34dd11af6a5ef50f837d2c09dc98aaddd0a2dc",
     ),
+    "pytest-xdist": (
+        "https://github.com/pytest-dev/pytest-xdist",
+        "f63b6a25b4eb932385c6ee4651eac5c08fbd3a20",
+    ),
+    "falcon": ("https://github.com/falconry/falcon", "ce0a35b8fd02747cc72710202886874906b0d47a"),
+    "babel": ("https://github.com/python-babel/babel", "6ba6701e790f2f4b482ab5919cdf79f9cfef259b"),
+    "pyramid": ("https://github.com/Pylons/pyramid", "5b13e4a61b479be17c1d97ab504154595813a8f8"),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was
