@@ -33,6 +33,10 @@ PRIMARY = frozenset(
 LITERALS = frozenset({"string", "integer", "float", "number", "string_literal", "integer_literal"})
 """Node types of a literal value (Python's, JavaScript's, Rust's)."""
 INTERPOLATIONS = frozenset({"interpolation", "template_substitution"})
+_COMPARISONS = frozenset({"comparison_operator", "binary_expression"})
+_COMPARED_BY = frozenset({"==", "!=", "===", "!==", "<", ">", "<=", ">="})
+_MEMBERS = frozenset({"attribute", "member_expression", "field_expression"})
+_SUBSCRIPTS = frozenset({"subscript", "subscript_expression", "index_expression"})
 # Fields whose leaf is a name the rule keeps fixed (the callee, a member, a keyword), not a hole.
 _NAME_FIELDS = frozenset({"function", "attribute", "property", "field", "name", "type"})
 
@@ -112,13 +116,72 @@ def is_named_value(node: tree_sitter.Node) -> bool:
 def replaces_a_value(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
     """Whether ``old`` is a literal given as a value (a keyword argument's, a dictionary entry's or a
     parameter's default, or what an assignment writes: ``"text/plain"`` in ``type="text/plain"``) and
-    ``new`` another literal of its kind, with nothing interpolated. A key or an index
-    (``d["colour"]``) names what it reads instead."""
+    ``new`` another literal of its kind, with nothing interpolated; or a comparison now expecting
+    another literal of its subject (:func:`compared_subject`). A key or an index (``d["colour"]``)
+    names what it reads instead."""
+    if compared_subject(old, new) is not None:
+        return True
     field = field_of(old)
     parent_type = old.parent.type if old.parent is not None else ""
     given = field == "value" or (field == "right" and parent_type in _WRITES)
     literal = old.type in LITERALS and new.type == old.type
     return given and literal and not any(child.type in INTERPOLATIONS for child in new.children)
+
+
+def is_key(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is a dictionary entry's key or a subscript's index (``"colour"`` in
+    ``{"colour": 1}`` or ``d["colour"]``): it names what is stored or read, where the same literal
+    given as a value (``replaces_a_value``) is data."""
+    parent_type = node.parent.type if node.parent is not None else ""
+    return field_of(node) in ("key", "subscript", "index") or (
+        parent_type in _SUBSCRIPTS and node.prev_sibling is not None and node.prev_sibling.type == "["
+    )
+
+
+def compared_subject(old: tree_sitter.Node, new: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The operand the comparison ``old`` checks, where ``new`` checks it against another literal of
+    the same kind by the same operator (``url_o.call_count == 2`` -> ``url_o.call_count == 1``): the
+    value expected of that subject, chosen for that test as a value given is for its place
+    (``replaces_a_value``), and told by the subject, not by a literal as common as ``2`` (other
+    subjects' counts stayed 2 in the virtualenv history). None for other edits."""
+    if old.type not in _COMPARISONS or new.type != old.type or old.child_count != 3 or new.child_count != 3:
+        return None
+    operator = old.children[1].type
+    if operator not in _COMPARED_BY or new.children[1].type != operator:
+        return None
+    left, right, new_left, new_right = old.children[0], old.children[2], new.children[0], new.children[2]
+    pairs = ((left, right, new_left, new_right), (right, left, new_right, new_left))
+    for subject, value, kept, other in pairs:
+        if subject.text == kept.text and subject.type not in LITERALS and value.type in LITERALS:
+            if other.type == value.type and other.text != value.text:
+                return subject
+    return None
+
+
+def receiver_kept(old: tree_sitter.Node, new: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The receiver of the member access ``old`` where ``new`` reaches the same member through a new
+    member of that receiver (``sock.send`` -> ``sock.remote.send``): the new member is that
+    object's, so another receiver (``inst.send``, another object in waitress's tests) is no site.
+    None for other edits."""
+    if old.type not in _MEMBERS or new.type != old.type:
+        return None
+    receiver, inner = _object_of(old), _object_of(new)
+    if receiver is None or inner is None or inner.type != old.type or _member_of(old) != _member_of(new):
+        return None
+    inner_receiver = _object_of(inner)
+    return receiver if inner_receiver is not None and inner_receiver.text == receiver.text else None
+
+
+def _object_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    return node.child_by_field_name("object") or node.child_by_field_name("value")
+
+
+def _member_of(node: tree_sitter.Node) -> bytes | None:
+    for field in ("attribute", "property", "field"):
+        member = node.child_by_field_name(field)
+        if member is not None:
+            return member.text
+    return None
 
 
 def role_of(node: tree_sitter.Node) -> str | None:

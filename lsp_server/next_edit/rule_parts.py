@@ -12,8 +12,10 @@ from lsp_server.next_edit.node_roles import (
     ARGUMENT_LISTS,
     INTERPOLATIONS,
     callee_name,
+    compared_subject,
     is_name,
     is_named_value,
+    receiver_kept,
 )
 
 if TYPE_CHECKING:
@@ -29,12 +31,16 @@ def old_pattern(
 ) -> Pattern:
     """``old`` as the pattern of the rule ``old`` -> ``new`` (``edit_rules.py``): what the new text
     keeps, holes (numbered in ``numbers``), but the imported names (:func:`imported_names`), the
-    variable assigned (:func:`assigned_name`) and an argument list another call now holds
-    (:func:`arguments_moved`); ``changed``, the smallest node the edit replaced, fixed, unless it
-    was such a list's argument: then a hole of its kind (``check(□)`` -> ``check(f(□))``; a product
-    converted, ``get(t * 1e6)`` -> ``get(int(t * 1e6))``, is no ``get(arw)``: arrow)."""
+    variable assigned (:func:`assigned_name`), an argument list another call now holds
+    (:func:`arguments_moved`), and, whole, the subject a comparison now expects another value of
+    and a receiver given a member (``node_roles.compared_subject``, ``receiver_kept``); ``changed``,
+    the smallest node the edit replaced, fixed, unless it was such a list's argument: then a hole of
+    its kind (``check(□)`` -> ``check(f(□))``; a product converted, ``get(t * 1e6)`` -> ``get(int(t
+    * 1e6))``, is no ``get(arw)``: arrow)."""
     moved = arguments_moved(old, new)
     kept = kept_below(new.children) - imported_names(old, new) - assigned_name(old, new) - moved
+    told = [node for node in (compared_subject(old, new), receiver_kept(old, new)) if node is not None]
+    kept -= kept_below(told)  # the subject compared, the receiver given a member: fixed whole
     parent = changed.parent if changed is not None else None
     wrapped = changed is not None and parent is not None and (parent.type, parent.text) in moved
     pattern = pattern_of(old, (old, None if wrapped else changed), kept, numbers)

@@ -37,7 +37,7 @@ from lsp_server.next_edit.edit_pattern import (
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
 from lsp_server.next_edit.name_bindings import ReadCache, ScopeCache, binds_unread, readable_at, reads_any
-from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, role_of
+from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, is_key, role_of
 from lsp_server.next_edit.receiver_edits import ANY_ROLE
 from lsp_server.next_edit.rule_confidence import stays_quiet
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
@@ -228,6 +228,8 @@ def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         return False
     if rule.wrapped_in and (node.parent is None or node.parent.type not in rule.wrapped_in):
         return False
+    if rule.changes_value and is_key(node):
+        return False  # a value changed is data; the same literal as a key names an entry
     return _role_fits(rule, role_of(node)) and _defined_alike(rule, node)
 
 
