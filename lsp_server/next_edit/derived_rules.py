@@ -23,18 +23,24 @@ CONTAINERS = frozenset(
 )
 """Nodes that hold statements: never a rule's node."""
 MAX_NODE_BYTES = 1_500
+_COMMENT_LEADS = (b"#", b"//")
+"""How a comment after code begins (Python's, and the C family's)."""
 """A rule's node may be at most this long: widening stops short of whole blocks and functions."""
 
 
 def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: int) -> EditRule | None:
-    """The rule of an edit that deleted one whole node (and only spaces around it): the same node,
-    by its text, deleted elsewhere in the same way (its line, or the spaces before it: then after a
-    line of code of the same shape, ``comment_edits.py``)."""
+    """The rule of an edit that deleted one whole node (and only spaces around it, or a comment after
+    it on its line: ``__bool__ = __nonzero__  # py3``): the same node, by its text, deleted elsewhere
+    in the same way (its line, or the spaces before it: then after a line of code of the same shape,
+    ``comment_edits.py``)."""
     span = before[start:end]
     first = start + len(span) - len(span.lstrip())
     last = end - (len(span) - len(span.rstrip()))
     if last <= first:
         return None
+    note = old_tree.root_node.descendant_for_byte_range(last - 1, last)
+    if note is not None and is_comment(note) and note.start_byte > first and note.end_byte == last:
+        last = len(before[: note.start_byte].rstrip(b" \t"))  # a line's code with its note: the code
     node: tree_sitter.Node | None = old_tree.root_node.descendant_for_byte_range(first, last)
     while node is not None and not (node.is_named and node.start_byte == first and node.end_byte == last):
         if node.start_byte < first or node.end_byte > last:
@@ -50,14 +56,16 @@ def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: in
 
 
 def deletion_shape(source: bytes, start: int, end: int) -> str | None:
-    """How bytes ``start``..``end`` stand on their line: "line" alone on it, "inline" after other
-    code with nothing but spaces after them; None otherwise."""
+    """How bytes ``start``..``end`` stand on their line: "line" alone on it (but for a comment after
+    them), "inline" after other code with nothing but spaces after them; None otherwise."""
     line_start = source.rfind(b"\n", 0, start) + 1
     line_end = source.find(b"\n", end)
     line_end = len(source) if line_end < 0 else line_end
-    if source[end:line_end].strip():
-        return None
-    return "line" if not source[line_start:start].strip() else "inline"
+    alone = not source[line_start:start].strip()
+    rest = source[end:line_end].strip()
+    if rest and not (alone and rest.startswith(_COMMENT_LEADS)):
+        return None  # a comment after a line's only statement goes with the line
+    return "line" if alone else "inline"
 
 
 def deletion_span(source: bytes, start: int, end: int, how: str) -> tuple[int, int]:
