@@ -50,6 +50,8 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     if one is None or one != two or (not fixed_words(pattern) and first.calls is None):
         return None
     trails = common_shape(first.trails, second.trails)
+    if _deletes_a_note(first) and first.trails != second.trails:
+        trails = None  # the same note deleted after two kinds of line: wherever it stands
     breaks = first.breaks if first.breaks == second.breaks else None
     annotates = first.annotates if first.annotates == second.annotates else None
     defines = first.defines + second.defines
@@ -84,6 +86,11 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
 
 def _is_name_text(text: bytes) -> bool:
     return re.fullmatch(rb"[A-Za-z_]\w*", text) is not None
+
+
+def _deletes_a_note(rule: EditRule) -> bool:
+    """Whether the rule deletes a comment after code (its pattern's one leaf)."""
+    return rule.deletes is not None and isinstance(rule.before, Leaf) and rule.before.type.endswith("comment")
 
 
 def _renumbered(template: Template, holes: dict[int, int], words: dict[bytes, int]) -> Template | None:

@@ -116,3 +116,20 @@ def test_a_comment_added_is_added_only_where_the_same_code_ends_its_line() -> No
     assert _agreed_sites("python", before, once, twice) == [
         ("x = load(p)", "x = load(p)  # type: ignore[arg-type]")
     ]  # the last line only
+
+
+def test_two_deleted_trailing_comments_after_lines_differing_in_a_name_delete_it_after_any_code() -> None:
+    before = 'pth = base / "a"  # ty: ignore\ndest = base / "b"  # ty: ignore\nprint(base)  # ty: ignore\n'
+    once = before.replace('pth = base / "a"  # ty: ignore', 'pth = base / "a"', 1)
+    twice = once.replace('dest = base / "b"  # ty: ignore', 'dest = base / "b"', 1)
+    # the same note deleted after two lines that differ only in the name assigned: about the note
+    assert _agreed_sites("python", before, once, twice) == [("  # ty: ignore", "")]
+
+
+def test_a_line_deleted_with_its_comment_is_deleted_where_its_statement_stands() -> None:
+    before = (
+        "class A:\n    x = 1\n\n    g = f  # py3\n\n\nclass B:\n    x = 2\n\n    g = f  # py3\n\n\n"
+        "class C:\n    x = 3\n    g = f\n    h = f  # py3\n"
+    )
+    after = before.replace("\n    g = f  # py3\n", "\n", 1)
+    assert _sites("python", before, after) == [("    g = f  # py3\n", ""), ("    g = f\n", "")]
