@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from lsp_server.next_edit.comment_edits import LineShape
 from lsp_server.next_edit.edit_pattern import Pattern, Template, fixed_words
 from lsp_server.next_edit.member_bindings import MemberHome
+from lsp_server.next_edit.string_quotes import Requoting
 from lsp_server.next_edit.text_respellings import Respelling
 
 
@@ -80,6 +81,8 @@ class EditRule:
     (``text_respellings.py``): where the node's shape has no site, the same run in the file's other
     strings (comments) is respelled alike (``before`` is that run alone when the edit made no other
     rule).
+    ``requoted``: the example changed a string's quotes alone (``string_quotes.py``): after two
+    examples, every string of the file in the old quotes is a site.
     ``then``: a rule for the other places the example's edit calls for, whose sites are offered where
     this rule has none (the calls of a function given a parameter: ``derived_rules
     .calls_given_parameter``).
@@ -115,6 +118,7 @@ class EditRule:
     primary: bool = False
     returns: str | None = None
     respelled: Respelling | None = None
+    requoted: Requoting | None = None
     then: EditRule | None = None
     examples: int = 1
     result: Pattern | None = None
@@ -132,6 +136,7 @@ class EditRule:
             self.deletes,
             self.trails,
             self.run,
+            self.requoted,
         )
 
     def anchors(self) -> list[bytes]:

@@ -71,6 +71,7 @@ from lsp_server.next_edit.rule_parts import (
     unbracketed_holes,
 )
 from lsp_server.next_edit.sibling_runs import RUN_LISTS, run_rule
+from lsp_server.next_edit.string_quotes import requoting
 from lsp_server.next_edit.symbol_scope import adds_return_type, definition_scope, returns_of
 from lsp_server.next_edit.text_respellings import respelling
 from lsp_server.next_edit.type_spellings import replaces_own_type, same_type_respelled
@@ -93,9 +94,16 @@ def learn(
 ) -> Learned | None:
     """The rule the edit ``before`` -> ``after`` makes (see the module's docstring), or None; with a
     run of text it respelled in a string or a comment (``text_respellings.py``), which alone makes a
-    rule where the edit made no other."""
+    rule where the edit made no other; with a string requoted (``string_quotes.py``), alike."""
     span = changed_span(before, after)
     learned = _learn_node(old_tree, new_tree, before, after, span)
+    requoted = requoting(old_tree, new_tree, span)
+    if requoted is not None and learned is not None:  # a quote style: ``string_quotes.py``
+        return replace(learned, rule=replace(learned.rule, requoted=requoted))
+    if requoted is not None:
+        old = Leaf("string", before[requoted.start : requoted.end - (span[2] - span[1])])
+        rule = EditRule(old, (after[requoted.start : requoted.end],), requoted=requoted)
+        return Learned(rule, requoted.start, requoted.end)
     respelled = respelling(old_tree, new_tree, before, after, span)
     if respelled is None:
         return learned

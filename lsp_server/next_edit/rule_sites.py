@@ -42,6 +42,7 @@ from lsp_server.next_edit.receiver_edits import ANY_ROLE
 from lsp_server.next_edit.rule_confidence import stays_quiet
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
+from lsp_server.next_edit.string_quotes import requoted_sites
 from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names, returns_of
 from lsp_server.next_edit.text_respellings import respelled_spans
 
@@ -77,7 +78,12 @@ def find_sites(
     """The places of ``source`` (parsed as ``tree``) where ``rule`` applies, nearest byte ``near``
     first; none overlapping ``exclude`` (the example) or each other."""
     found: dict[tuple[int, int], Site] = {}
-    anchors = [] if stays_quiet(rule) else rule.anchors()
+    requoted = rule.requoted if rule.examples > 1 else None
+    anchors = [] if stays_quiet(rule) or requoted is not None else rule.anchors()
+    if requoted is not None:  # the example is its string, not the node the rule's shape spans
+        exclude = None if exclude is None else (requoted.start, requoted.end)
+        for start, end, new in requoted_sites(requoted, tree, source):
+            found[(start, end)] = Site(start, end, source[start:end], new)
     scopes: ScopeCache = {}
     classes: ClassCache = {}
     reads: ReadCache = {}
