@@ -20,12 +20,12 @@ kept whole inside a new one (wrapped in ``with guard():``, a statement written b
 another kind: its keyword does not tell its sites (nor, for a statement beside it, after two
 examples), and a value is wrapped again only where it stands in the kind of node the example's
 stood in (a value wrapped where it is returned is not wrapped where it is compared). Deleting a node,
-making a function ``async`` or giving it a parameter makes the rules of ``derived_rules.py``; text
-respelled in a string or a comment, those of ``text_respellings.py``;
-two examples that agree, one rule (``rule_agreement.py``); an edit across a list's items, a rule
-of that run (``sibling_runs.py``); adding only a comment, none (``comment_edits.py``). A
-replacement over lines is indented at each site as the site's line is. A function's signature
-edited makes a rule however long its body (one hole).
+qualifying a name, making a function ``async`` or giving it a parameter makes the rules of
+``derived_rules.py``; text respelled in a string or a comment, those of ``text_respellings.py``; a
+string requoted, ``string_quotes.py``; two examples that agree, one rule (``rule_agreement.py``); an
+edit across a list's items, a rule of that run (``sibling_runs.py``); adding only a comment, none
+(``comment_edits.py``). A replacement over lines is indented at each site as the site's line is. A
+function's signature edited makes a rule however long its body (one hole).
 
 No rule comes from an edit that leaves or finds an error in its node (the user is mid-typing), that
 writes a name found nowhere else in the file but as the start of a longer one (a half-typed
@@ -46,15 +46,11 @@ from lsp_server.next_edit.derived_rules import (
     await_rule,
     calls_given_parameter,
     deletion_rule,
+    qualified_name_rule,
     trailing_comment_rule,
 )
 from lsp_server.next_edit.diffs import changed_span, deletion_slides, inserts_whole_tokens
-from lsp_server.next_edit.edit_pattern import (
-    Leaf,
-    fixed_words,
-    line_indent,
-    token_starts,
-)
+from lsp_server.next_edit.edit_pattern import Leaf, fixed_words, line_indent, token_starts
 from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.member_bindings import member_home, members_called
 from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of
@@ -92,25 +88,22 @@ _LIST_SUFFIXES = ("_list", "arguments", "parameters", "_body", "block")
 def learn(
     old_tree: tree_sitter.Tree, new_tree: tree_sitter.Tree, before: bytes, after: bytes
 ) -> Learned | None:
-    """The rule the edit ``before`` -> ``after`` makes (see the module's docstring), or None; with a
-    run of text it respelled in a string or a comment (``text_respellings.py``), which alone makes a
-    rule where the edit made no other; with a string requoted (``string_quotes.py``), alike."""
+    """The rule the edit ``before`` -> ``after`` makes (see the module's docstring), or None; with the
+    string it requoted or the run of text it respelled in a string or a comment, which alone makes a
+    rule where the edit made no other."""
     span = changed_span(before, after)
     learned = _learn_node(old_tree, new_tree, before, after, span)
     requoted = requoting(old_tree, new_tree, span)
-    if requoted is not None and learned is not None:  # a quote style: ``string_quotes.py``
-        return replace(learned, rule=replace(learned.rule, requoted=requoted))
+    respelled = respelling(old_tree, new_tree, before, after, span) if requoted is None else None
+    if learned is not None:
+        return replace(learned, rule=replace(learned.rule, respelled=respelled, requoted=requoted))
     if requoted is not None:
-        old = Leaf("string", before[requoted.start : requoted.end - (span[2] - span[1])])
-        rule = EditRule(old, (after[requoted.start : requoted.end],), requoted=requoted)
+        rule = EditRule(Leaf("string", requoted.was), (requoted.now,), requoted=requoted)
         return Learned(rule, requoted.start, requoted.end)
-    respelled = respelling(old_tree, new_tree, before, after, span)
-    if respelled is None:
-        return learned
-    if learned is None:
+    if respelled is not None:
         rule = EditRule(Leaf(respelled.kind, respelled.old), (respelled.new,), respelled=respelled)
         return Learned(rule, respelled.start, respelled.end)
-    return replace(learned, rule=replace(learned.rule, respelled=respelled))
+    return None
 
 
 def _learn_node(
@@ -143,7 +136,8 @@ def _learn_node(
         awaited = await_rule(old, new)
         if awaited is not None:
             return Learned(awaited, new.start_byte, new.end_byte)
-        rule, at, end = _rule_of(old, new, pair_changed), new.start_byte, new.end_byte
+        rule = qualified_name_rule(old, new) or _rule_of(old, new, pair_changed)
+        at, end = new.start_byte, new.end_byte
         if rule is None:
             ran = run_rule(old, new, (start, old_end, new_end), before)
             rule, at, end = ran if ran is not None else (None, at, end)

@@ -125,6 +125,17 @@ def _names_a_thing(node: tree_sitter.Node) -> bool:
     return parent is not None and parent.child_by_field_name(field) == node
 
 
+def is_read_name(node: tree_sitter.Node) -> bool:
+    """Whether ``node`` is a name read where it stands: no member (``x.name``), keyword, definition's
+    or binding's name, nor a name an import statement spells."""
+    if node.type != "identifier" or is_name(node) or not _is_read(node):
+        return False
+    around = node.parent
+    while around is not None and around.type in ("dotted_name", "aliased_import"):
+        around = around.parent
+    return around is None or around.type not in _IMPORTS
+
+
 def _is_read(node: tree_sitter.Node) -> bool:
     parent = node.parent
     if is_member_name(node) or _binds_here(node) or parent is None:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from lsp_server.next_edit.comment_edits import fits_shape, line_shape
 from lsp_server.next_edit.derived_rules import deletion_shape, deletion_span
 from lsp_server.next_edit.edit_pattern import (
-    Hole,
     fixed_words,
     line_indent,
     match,
@@ -37,13 +36,12 @@ from lsp_server.next_edit.edit_pattern import (
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
 from lsp_server.next_edit.name_bindings import ReadCache, ScopeCache, binds_unread, readable_at, reads_any
-from lsp_server.next_edit.node_roles import annotated_name, callee_name, is_awaited, is_key, role_of
-from lsp_server.next_edit.receiver_edits import ANY_ROLE
 from lsp_server.next_edit.rule_confidence import stays_quiet
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
+from lsp_server.next_edit.site_context import defined_alike, in_context
 from lsp_server.next_edit.string_quotes import requoted_sites
-from lsp_server.next_edit.symbol_scope import definition_scope, parameter_names, returns_of
+from lsp_server.next_edit.symbol_scope import parameter_names, returns_of
 from lsp_server.next_edit.text_respellings import respelled_spans
 
 if TYPE_CHECKING:
@@ -133,7 +131,7 @@ def _site_at(
         if node is None:
             return None
         if rule.run and node.type == root_type:
-            found = run_at(rule, node, span[0]) if _defined_alike(rule, node) else None
+            found = run_at(rule, node, span[0]) if defined_alike(rule, node) else None
             if found is not None:
                 at, last, holes = found
                 if not _laid_out_alike(rule, source[at:last], holes):
@@ -149,7 +147,7 @@ def _site_at(
                 ):
                     return None
                 return Site(at, last, source[at:last], new)
-        elif (root_type is None or node.type == root_type) and _in_context(rule, node):
+        elif (root_type is None or node.type == root_type) and in_context(rule, node):
             bound: dict[int, bytes] = {}
             if (
                 match(rule.before, node, bound)
@@ -221,34 +219,6 @@ def _deletion_site(
     return Site(start, end, source[start:end], b"")
 
 
-def _in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
-    """Whether ``node`` sits where the example did (the call around it, its role in its parent)."""
-    if rule.calls is not None:
-        return isinstance(rule.before, Hole) and callee_name(node) == rule.calls and not is_awaited(node)
-    if rule.callee is not None:
-        arguments = node.parent
-        call = arguments.parent if arguments is not None else None
-        if call is None or callee_name(call) != rule.callee:
-            return False
-    if rule.annotates is not None and annotated_name(node) != rule.annotates:
-        return False
-    if rule.wrapped_in and (node.parent is None or node.parent.type not in rule.wrapped_in):
-        return False
-    if rule.changes_value and is_key(node):
-        return False  # a value changed is data; the same literal as a key names an entry
-    return _role_fits(rule, role_of(node)) and _defined_alike(rule, node)
-
-
-def _role_fits(rule: EditRule, role: str | None) -> bool:
-    """Whether a node of this role is a site of the rule: the example's role (any for
-    ``ANY_ROLE``); a value's rule also where its node is a receiver, when the rule's result is an
-    expression a member can follow (a call, a member, a subscript: ``v[len(p):]`` ->
-    ``v.removeprefix(p)`` in ``v[len(p):].split('.')``), not a lower one (``not x``, ``a or b``)."""
-    if rule.role in (ANY_ROLE, role):
-        return True
-    return rule.role is None and role == "receiver" and rule.primary
-
-
 def _writes_a_parameter_it_has(rule: EditRule, node: tree_sitter.Node, start: int, end: int) -> bool:
     """Whether a rule from a definition writes a name that is already a parameter of the function at
     ``node`` within the site, bytes ``start``..``end``, whose text the replacement keeps (``self``
@@ -282,12 +252,3 @@ def _passes_a_keyword_twice(rule: EditRule, node: tree_sitter.Node) -> bool:
         if child.type == "keyword_argument"
     )
     return any(name is not None and name.text in written for name in passed)
-
-
-def _defined_alike(rule: EditRule, node: tree_sitter.Node) -> bool:
-    """Whether ``node``, if part of a function's definition, is part of a function defined in a scope
-    of the kind the examples' functions were (a method for methods), unless they were of several."""
-    if len(set(rule.defines)) != 1:
-        return True
-    scope = definition_scope(node)
-    return scope is None or scope == rule.defines[0]

@@ -23,11 +23,13 @@ _STRINGS = frozenset({"string", "template_string", "raw_string_literal", "interp
 
 @dataclass(frozen=True)
 class Requoting:
-    """Strings quoted with ``old`` are quoted with ``new``; the example's string is bytes
-    ``start``..``end`` of the edited text."""
+    """Strings quoted with ``old`` are quoted with ``new``; the example's string, ``was`` before and
+    ``now``, is bytes ``start``..``end`` of the edited text."""
 
     old: bytes
     new: bytes
+    was: bytes = field(compare=False)
+    now: bytes = field(compare=False)
     start: int = field(compare=False)
     end: int = field(compare=False)
 
@@ -48,7 +50,7 @@ def requoting(
     (prefix, quote, text), (new_prefix, new_quote, new_text) = old_parts, new_parts
     if (prefix, text) != (new_prefix, new_text) or quote == new_quote:
         return None
-    return Requoting(quote, new_quote, new.start_byte, new.end_byte)
+    return Requoting(quote, new_quote, old.text or b"", new.text or b"", new.start_byte, new.end_byte)
 
 
 def requoted_sites(

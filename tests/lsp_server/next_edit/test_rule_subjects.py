@@ -83,3 +83,16 @@ def test_a_value_changed_twice_is_not_changed_where_the_literal_is_a_key_or_an_i
     once = WHEELS.replace('"setuptools-82.whl"', '"setuptools-83.whl"', 1)
     twice = once.replace('"setuptools-82.whl"', '"setuptools-83.whl"', 1)
     assert _agreed_sites("python", WHEELS, once, twice) == [('"setuptools-82.whl"', '"setuptools-83.whl"')]
+
+
+QUALIFIED = (
+    "from ._config import DEFAULT\nfrom . import _config\n\n\n"
+    "def f(x=DEFAULT):\n    y = DEFAULT\n    z = obj.DEFAULT\n    g(DEFAULT=1)\n    return [DEFAULT]\n\n\n"
+    "def h():\n    DEFAULT = 2\n"
+)
+
+
+def test_a_name_qualified_is_qualified_where_it_is_read_only() -> None:
+    after = QUALIFIED.replace("def f(x=DEFAULT)", "def f(x=_config.DEFAULT)", 1)
+    # not where it is imported, a member, a keyword or assigned
+    assert _sites("python", QUALIFIED, after) == [("DEFAULT", "_config.DEFAULT")] * 2

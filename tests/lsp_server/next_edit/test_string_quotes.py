@@ -27,7 +27,7 @@ def test_two_strings_requoted_requote_every_string_of_the_old_quotes_whose_text_
 def test_one_string_requoted_is_no_quote_style_yet() -> None:
     once = SOURCE.replace("'dict'", '"dict"', 1)
     learned = _learned("python", SOURCE, once)
-    assert learned is not None and learned.rule.requoted == Requoting(b"'", b'"', 0, 0)
+    assert learned is not None and learned.rule.requoted == Requoting(b"'", b'"', b"", b"", 0, 0)
     assert _sites("python", SOURCE, once) == []
 
 
@@ -44,9 +44,11 @@ def test_a_string_whose_text_changed_too_is_no_requoting() -> None:
 
 
 def test_the_requoted_text_of_a_string() -> None:
-    single = Requoting(b"'", b'"', 0, 0)
+    single = Requoting(b"'", b'"', b"", b"", 0, 0)
     assert requoted_text(single, b"b'abc'") == b'b"abc"'
     assert requoted_text(single, b"''") == b'""'
     assert requoted_text(single, b"'it\\'s'") is None
     assert requoted_text(single, b'"abc"') is None
-    assert requoted_text(Requoting(b"'''", b'"""', 0, 0), b"'''two\nlines'''") == b'"""two\nlines"""'
+    assert (
+        requoted_text(Requoting(b"'''", b'"""', b"", b"", 0, 0), b"'''two\nlines'''") == b'"""two\nlines"""'
+    )
