@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from lsp_server.next_edit.comment_edits import is_comment, line_shape
 from lsp_server.next_edit.edit_pattern import Branch, Hole, Leaf, Template, telling_words
 from lsp_server.next_edit.edit_rule import EditRule
-from lsp_server.next_edit.name_bindings import is_read_name
 from lsp_server.next_edit.node_roles import role_of
 from lsp_server.next_edit.symbol_scope import definition_scope
 
@@ -25,8 +24,6 @@ CONTAINERS = frozenset(
 """Nodes that hold statements: never a rule's node."""
 MAX_NODE_BYTES = 1_500
 _COMMENT_LEADS = (b"#", b"//")
-_QUALIFIED = frozenset({"attribute", "member_expression"})
-_QUALIFIERS = frozenset({"identifier", "attribute", "member_expression"})
 """How a comment after code begins (Python's, and the C family's)."""
 """A rule's node may be at most this long: widening stops short of whole blocks and functions."""
 
@@ -56,31 +53,6 @@ def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: in
         return None
     trails = line_shape(old_tree, before, first) if how == "inline" else None
     return EditRule(Leaf(node.type, node.text or b""), (b"",), role=role_of(node), deletes=how, trails=trails)
-
-
-def qualified_name_rule(old: tree_sitter.Node, new: tree_sitter.Node) -> EditRule | None:
-    """The rule of a name read that the edit qualified with the module or object it now comes from
-    (``DEFAULT_TAG_REGEX`` -> ``_config.DEFAULT_TAG_REGEX``, ``fixture`` -> ``pytest.fixture``): the
-    same name qualified alike wherever it is read (``rule_sites``: not where it is imported, defined,
-    assigned, a member or a keyword), where the qualifier is bound (its ``reads``)."""
-    if old.type != "identifier" or new.type not in _QUALIFIED or not is_read_name(old):
-        return None
-    qualifier, member = (
-        new.child_by_field_name("object"),
-        new.named_children[-1] if new.named_children else None,
-    )
-    if qualifier is None or member is None or member.text != old.text or qualifier.type not in _QUALIFIERS:
-        return None
-    return EditRule(
-        Leaf(old.type, old.text or b""), (new.text or b"",), role=role_of(old), reads=_names_in(qualifier)
-    )
-
-
-def _names_in(node: tree_sitter.Node) -> tuple[bytes, ...]:
-    """The first name of a qualifier (``pkg`` in ``pkg.mod``): the one a site must see bound."""
-    while node.type != "identifier" and node.named_children:
-        node = node.named_children[0]
-    return (node.text,) if node.type == "identifier" and node.text else ()
 
 
 def deletion_shape(source: bytes, start: int, end: int) -> str | None:

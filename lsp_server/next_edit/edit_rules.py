@@ -46,7 +46,6 @@ from lsp_server.next_edit.derived_rules import (
     await_rule,
     calls_given_parameter,
     deletion_rule,
-    qualified_name_rule,
     trailing_comment_rule,
 )
 from lsp_server.next_edit.diffs import changed_span, deletion_slides, inserts_whole_tokens
@@ -55,6 +54,7 @@ from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.member_bindings import member_home, members_called
 from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of
 from lsp_server.next_edit.node_roles import PRIMARY, annotated_name, callee_around, replaces_a_value, role_of
+from lsp_server.next_edit.qualified_names import qualified_name_rule
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
 from lsp_server.next_edit.rule_confidence import tied_to_values, untold
 from lsp_server.next_edit.rule_parts import (
@@ -136,7 +136,7 @@ def _learn_node(
         awaited = await_rule(old, new)
         if awaited is not None:
             return Learned(awaited, new.start_byte, new.end_byte)
-        rule = qualified_name_rule(old, new) or _rule_of(old, new, pair_changed)
+        rule = qualified_name_rule(old, new, new_tree, after) or _rule_of(old, new, pair_changed)
         at, end = new.start_byte, new.end_byte
         if rule is None:
             ran = run_rule(old, new, (start, old_end, new_end), before)

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING
 
 from lsp_server.next_edit.edit_pattern import fixed_words, token_starts
-from lsp_server.next_edit.node_roles import is_name
+from lsp_server.next_edit.node_roles import field_of, is_name
 from lsp_server.next_edit.symbol_scope import (
     TARGET_PATTERNS,
     identifiers_named,
@@ -126,9 +126,9 @@ def _names_a_thing(node: tree_sitter.Node) -> bool:
 
 
 def is_read_name(node: tree_sitter.Node) -> bool:
-    """Whether ``node`` is a name read where it stands: no member (``x.name``), keyword, definition's
-    or binding's name, nor a name an import statement spells."""
-    if node.type != "identifier" or is_name(node) or not _is_read(node):
+    """Whether ``node`` is a name read where it stands (called too): no member (``x.name``), keyword,
+    definition's or binding's name, nor a name an import statement spells."""
+    if node.type != "identifier" or (is_name(node) and field_of(node) != "function") or not _is_read(node):
         return False
     around = node.parent
     while around is not None and around.type in ("dotted_name", "aliased_import"):

@@ -91,6 +91,9 @@ def find_sites(
         site = _site_at(rule, tree, source, (start, start + len(anchors[0])), (scopes, classes, reads))
         if site is not None:
             found.setdefault((site.start, site.end), site)
+    for other in rule.also:
+        for site in find_sites(other, tree, source, near):
+            found.setdefault((site.start, site.end), site)
     if not found and rule.then is not None:
         return find_sites(rule.then, tree, source, near, exclude)
     respelled = rule.respelled

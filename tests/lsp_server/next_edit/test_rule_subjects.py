@@ -96,3 +96,14 @@ def test_a_name_qualified_is_qualified_where_it_is_read_only() -> None:
     after = QUALIFIED.replace("def f(x=DEFAULT)", "def f(x=_config.DEFAULT)", 1)
     # not where it is imported, a member, a keyword or assigned
     assert _sites("python", QUALIFIED, after) == [("DEFAULT", "_config.DEFAULT")] * 2
+
+
+def test_a_name_qualified_with_the_module_it_comes_from_qualifies_the_names_imported_with_it() -> None:
+    before = (
+        "from httpcore import Backend, Pool\nfrom other import Thing\nimport httpcore\n\n\n"
+        "def f():\n    b = Backend()\n    p = Pool(b)\n    return Thing(p)\n"
+    )
+    after = before.replace("b = Backend()", "b = httpcore.Backend()", 1)
+    assert _sites("python", before, after) == [("Pool", "httpcore.Pool")]  # not Thing, from another module
+    other = before.replace("b = Backend()", "b = net.Backend()", 1)
+    assert _sites("python", before, other) == []  # another module: Pool still comes from httpcore
