@@ -86,8 +86,8 @@ class EditRule:
     ``then``: a rule for the other places the example's edit calls for, whose sites are offered where
     this rule has none (the calls of a function given a parameter: ``derived_rules
     .calls_given_parameter``).
-    ``also``: rules whose sites are this rule's too (the other names an import brings, qualified
-    alike: ``qualified_names.py``).
+    ``also``: rules whose sites are this rule's too, once a second example agrees (the other names an
+    import brings, qualified alike: ``qualified_names.py``).
     ``examples``: edits that agree on this rule (two raise confidence).
     ``result``: the shape of the example's node after the edit, the kept parts holes: a site of that
     shape was rewritten already (``sorted(list(z))`` for ``sorted(□)`` -> ``sorted(list(□))``)."""

@@ -3,8 +3,10 @@
 name is qualified alike wherever it is read (called, passed, a receiver; not where it is imported,
 defined, assigned, a member or a keyword: ``site_context.py``), where the qualifier is bound. When
 the qualifier is the module the file imports the name from (``from httpcore import
-AsyncMockBackend, ConnectionPool``), the file is moving to the module's own name: the other names
-that import brings are qualified too (``EditRule.also``), at most ``MAX_SIBLINGS`` of them."""
+AsyncMockBackend, ConnectionPool``) and a second example qualifies another name of that import, the
+file is moving to the module's own name: the other names that import brings are qualified too
+(``EditRule.also``), at most ``MAX_SIBLINGS`` of them. One example is no such move: dateutil's
+history qualified ``today`` and kept ``within_delta`` of the same import."""
 
 from __future__ import annotations
 

@@ -27,6 +27,8 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
     test_b():`` both given ``-> None``) becomes a hole, in the replacement too. The examples' lines
     may be indented differently (a function and a method): the replacements are compared as if
     written at the first one's indentation, which the rule keeps."""
+    if any((other.before, other.after) == (second.before, second.after) for other in first.also):
+        return replace(second, examples=first.examples + second.examples)  # two names of one import
     if first.requoted is not None and first.requoted == second.requoted:
         return replace(second, examples=first.examples + second.examples)  # the quote style, any string
     if (first.callee, first.calls, first.role, first.run, first.ends_line) != (

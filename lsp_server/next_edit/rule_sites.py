@@ -91,7 +91,7 @@ def find_sites(
         site = _site_at(rule, tree, source, (start, start + len(anchors[0])), (scopes, classes, reads))
         if site is not None:
             found.setdefault((site.start, site.end), site)
-    for other in rule.also:
+    for other in rule.also if rule.examples > 1 else ():  # one name qualified: no move of its import yet
         for site in find_sites(other, tree, source, near):
             found.setdefault((site.start, site.end), site)
     if not found and rule.then is not None:

@@ -98,12 +98,14 @@ def test_a_name_qualified_is_qualified_where_it_is_read_only() -> None:
     assert _sites("python", QUALIFIED, after) == [("DEFAULT", "_config.DEFAULT")] * 2
 
 
-def test_a_name_qualified_with_the_module_it_comes_from_qualifies_the_names_imported_with_it() -> None:
+def test_two_names_qualified_with_the_module_they_come_from_qualify_the_names_imported_with_them() -> None:
     before = (
-        "from httpcore import Backend, Pool\nfrom other import Thing\nimport httpcore\n\n\n"
-        "def f():\n    b = Backend()\n    p = Pool(b)\n    return Thing(p)\n"
+        "from httpcore import Backend, Pool, Stream\nfrom other import Thing\nimport httpcore\n\n\n"
+        "def f():\n    b = Backend()\n    p = Pool(b)\n    s = Stream(p)\n    return Thing(s)\n"
     )
-    after = before.replace("b = Backend()", "b = httpcore.Backend()", 1)
-    assert _sites("python", before, after) == [("Pool", "httpcore.Pool")]  # not Thing, from another module
-    other = before.replace("b = Backend()", "b = net.Backend()", 1)
-    assert _sites("python", before, other) == []  # another module: Pool still comes from httpcore
+    once = before.replace("b = Backend()", "b = httpcore.Backend()", 1)
+    assert _sites("python", before, once) == []  # one name: its import may stay (dateutil's history)
+    twice = once.replace("p = Pool(b)", "p = httpcore.Pool(b)", 1)
+    assert _agreed_sites("python", before, once, twice) == [("Stream", "httpcore.Stream")]  # not Thing
+    first, second = _two_examples("python", before, once, once.replace("p = Pool(b)", "p = net.Pool(b)", 1))
+    assert agree(first.rule, second.rule) is None  # another module: no move of the import
