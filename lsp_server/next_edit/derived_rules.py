@@ -38,14 +38,11 @@ def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: in
     last = end - (len(span) - len(span.rstrip()))
     if last <= first:
         return None
+    node = _node_spanning(old_tree, first, last)
     note = old_tree.root_node.descendant_for_byte_range(last - 1, last)
-    if note is not None and is_comment(note) and note.start_byte > first and note.end_byte == last:
+    if node is None and note is not None and is_comment(note) and first < note.start_byte < last:
         last = len(before[: note.start_byte].rstrip(b" \t"))  # a line's code with its note: the code
-    node: tree_sitter.Node | None = old_tree.root_node.descendant_for_byte_range(first, last)
-    while node is not None and not (node.is_named and node.start_byte == first and node.end_byte == last):
-        if node.start_byte < first or node.end_byte > last:
-            return None
-        node = node.parent
+        node = _node_spanning(old_tree, first, last)
     if node is None or node.type in CONTAINERS or node.has_error or last - first > MAX_NODE_BYTES:
         return None
     how = deletion_shape(before, first, last)
@@ -53,6 +50,16 @@ def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: in
         return None
     trails = line_shape(old_tree, before, first) if how == "inline" else None
     return EditRule(Leaf(node.type, node.text or b""), (b"",), role=role_of(node), deletes=how, trails=trails)
+
+
+def _node_spanning(tree: tree_sitter.Tree, first: int, last: int) -> tree_sitter.Node | None:
+    """The named node whose bytes are ``first``..``last``, if one is."""
+    node: tree_sitter.Node | None = tree.root_node.descendant_for_byte_range(first, last)
+    while node is not None and not (node.is_named and node.start_byte == first and node.end_byte == last):
+        if node.start_byte < first or node.end_byte > last:
+            return None
+        node = node.parent
+    return node
 
 
 def deletion_shape(source: bytes, start: int, end: int) -> str | None:
