@@ -56,6 +56,7 @@ from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads
 from lsp_server.next_edit.node_roles import PRIMARY, annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.qualified_names import qualified_name_rule
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
+from lsp_server.next_edit.rule_agreement import unnamed
 from lsp_server.next_edit.rule_confidence import tied_to_values, untold
 from lsp_server.next_edit.rule_parts import (
     breaks_outside_holes,
@@ -149,6 +150,7 @@ def _learn_node(
             inserts = inserts_whole_tokens(after, start, old_end, new_end) and tied_to_values(rule, old)
             rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home)
             rule = replace(rule, inserts=inserts, then=calls_given_parameter(old, new))
+            rule = unnamed(rule) if rule.examples == 1 else rule
             return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)

@@ -8,12 +8,14 @@ from dataclasses import replace
 
 from lsp_server.next_edit.comment_edits import common_shape
 from lsp_server.next_edit.edit_pattern import (
+    Branch,
     Hole,
     Leaf,
     Pattern,
     Template,
     fixed_words,
     generalize,
+    holes_of,
     reindented,
 )
 from lsp_server.next_edit.edit_rule import EditRule
@@ -86,6 +88,38 @@ def agree(first: EditRule, second: EditRule) -> EditRule | None:
         examples=examples,
         result=result,
     )
+
+
+def unnamed(rule: EditRule) -> EditRule:
+    """A rule of one example that writes ``-> None`` on a function returning nothing, with the
+    function's name a hole: the rule two such examples would agree on, as its sites are told by how
+    a function gives its result (``symbol_scope.returns_of``) and a name is each function's own. Any
+    other rule as it is."""
+    before = rule.before
+    written = {word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"\w+", part)}
+    if (
+        rule.returns != "nothing"
+        or not isinstance(before, Branch)
+        or written - set(fixed_words(before)) != {b"None"}
+    ):
+        return rule
+    index = next(
+        (
+            i
+            for i, child in enumerate(before.children)
+            if isinstance(child, Leaf) and child.type == "identifier"
+        ),
+        None,
+    )
+    if index is None:
+        return rule
+    holes = holes_of(before)
+    number = max(holes, default=-1) + 1
+    after = _renumbered(rule.after, {hole: hole for hole in holes}, {before.children[index].text: number})
+    if after is None:
+        return rule
+    children = (*before.children[:index], Hole(number), *before.children[index + 1 :])
+    return replace(rule, before=Branch(before.type, children), after=after)
 
 
 def _is_name_text(text: bytes) -> bool:

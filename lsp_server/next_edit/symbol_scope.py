@@ -207,8 +207,9 @@ def adds_return_type(old: tree_sitter.Node, new: tree_sitter.Node) -> bool:
 
 def returns_of(function: tree_sitter.Node) -> str | None:
     """How the function ``function`` defines gives its result: "yields" (a generator), "value" (a
-    ``return`` of a value), "nothing"; None for a node that is no such definition. Nested functions,
-    lambdas and classes are their own."""
+    ``return`` of a value), "raises" (no return, its last statement a ``raise``: an abstract method,
+    whose result its overrides give), "nothing"; None for a node that is no such definition. Nested
+    functions, lambdas and classes are their own."""
     body = function.child_by_field_name("body") if function.type in _EXPLICIT_RETURNS else None
     if body is None:
         return None
@@ -221,7 +222,8 @@ def returns_of(function: tree_sitter.Node) -> str | None:
         if at.type == "return_statement" and at.named_child_count:
             found = "value"
         stack.extend(child for child in at.children if not is_function(child) and "class" not in child.type)
-    return found
+    last = body.named_children[-1] if body.named_children else None
+    return "raises" if found == "nothing" and last is not None and last.type == "raise_statement" else found
 
 
 def parameter_names(node: tree_sitter.Node, start: int, end: int) -> set[bytes]:

@@ -248,15 +248,15 @@ def test_a_name_two_examples_differ_in_becomes_a_hole_in_the_replacement_too() -
         "def test_a():\n    pass\n\n\ndef test_b():\n    return 1\n\n\n"
         "def test_c():\n    x = 2\n\n\ndef helper(y):\n    pass\n"
     )
-    once = source.replace("test_a():", "test_a() -> None:")
-    twice = once.replace("test_b():", "test_b() -> None:")
+    once = source.replace("test_a():", "test_a() -> Any:")
+    twice = once.replace("test_b():", "test_b() -> Any:")
     first, second = _two_examples("python", source, once, twice)
     assert _apply("python", first.rule, once, (first.start, first.end)) == []  # one example: its own name
     both = agree(first.rule, second.rule)
     assert both is not None
     assert _apply("python", both, twice, (second.start, second.end)) == [
-        ("def test_c():\n    x = 2", "def test_c() -> None:\n    x = 2"),
-        ("def helper(y):\n    pass", "def helper(y) -> None:\n    pass"),  # the parameters were kept: a hole
+        ("def test_c():\n    x = 2", "def test_c() -> Any:\n    x = 2"),
+        ("def helper(y):\n    pass", "def helper(y) -> Any:\n    pass"),  # the parameters were kept: a hole
     ]
 
 

@@ -181,3 +181,27 @@ def test_a_value_too_common_to_tell_is_told_by_the_attribute_it_is_assigned_to()
     )
     after = before.replace("params or []", "list(params)", 1)
     assert _sites("python", before, after) == [("self.params = params or []", "self.params = list(params)")]
+
+
+RETURNS = (
+    "class A:\n    def close(self):\n        self.f.close()\n\n"
+    "    def reset(self):\n        self.n = 0\n\n"
+    "    def size(self):\n        return self.n\n\n"
+    "    def read(self):\n        raise NotImplementedError\n\n"
+    "    def items(self):\n        yield 1\n"
+)
+
+
+def test_none_as_the_return_type_of_a_function_returning_nothing_is_written_where_others_return_nothing() -> (
+    None
+):
+    after = RETURNS.replace("def close(self):", "def close(self) -> None:", 1)
+    # not on size (a value), read (abstract: it raises, its overrides return) nor items (a generator)
+    assert _sites("python", RETURNS, after) == [
+        ("def reset(self):\n        self.n = 0", "def reset(self) -> None:\n        self.n = 0")
+    ]
+
+
+def test_another_return_type_after_one_example_is_that_functions_own() -> None:
+    after = RETURNS.replace("def size(self):", "def size(self) -> int:", 1)
+    assert _sites("python", RETURNS, after) == []
