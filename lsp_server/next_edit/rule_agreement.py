@@ -103,19 +103,14 @@ def unnamed(rule: EditRule) -> EditRule:
         or written - set(fixed_words(before)) != {b"None"}
     ):
         return rule
-    index = next(
-        (
-            i
-            for i, child in enumerate(before.children)
-            if isinstance(child, Leaf) and child.type == "identifier"
-        ),
-        None,
-    )
-    if index is None:
+    leaves = [(i, part) for i, part in enumerate(before.children) if isinstance(part, Leaf)]
+    names = [(i, leaf.text) for i, leaf in leaves if leaf.type == "identifier"]
+    if not names:
         return rule
+    index, name = names[0]
     holes = holes_of(before)
     number = max(holes, default=-1) + 1
-    after = _renumbered(rule.after, {hole: hole for hole in holes}, {before.children[index].text: number})
+    after = _renumbered(rule.after, {hole: hole for hole in holes}, {name: number})
     if after is None:
         return rule
     children = (*before.children[:index], Hole(number), *before.children[index + 1 :])

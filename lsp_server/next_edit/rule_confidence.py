@@ -64,7 +64,7 @@ def too_wide(rule: EditRule) -> bool:
         return True
     if not untold(rule):
         return False
-    if rule.returns == "nothing" and rule.before.type in ("function_definition",):
+    if rule.returns == "nothing" and rule.before.type == "function_definition":
         return False  # ``-> None`` on functions that return nothing (``rule_agreement.unnamed``)
     if rule.examples == 1 or rule.beside:
         return True  # a statement written beside one kept whole: its place is not told by the kept one
