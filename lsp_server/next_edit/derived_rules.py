@@ -23,9 +23,9 @@ CONTAINERS = frozenset(
 )
 """Nodes that hold statements: never a rule's node."""
 MAX_NODE_BYTES = 1_500
+"""A rule's node may be at most this long: widening stops short of whole blocks and functions."""
 _COMMENT_LEADS = (b"#", b"//")
 """How a comment after code begins (Python's, and the C family's)."""
-"""A rule's node may be at most this long: widening stops short of whole blocks and functions."""
 
 
 def deletion_rule(old_tree: tree_sitter.Tree, before: bytes, start: int, end: int) -> EditRule | None:

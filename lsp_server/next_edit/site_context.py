@@ -34,7 +34,7 @@ def in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
     if rule.changes_value and is_key(node):
         return False  # a value changed is data; the same literal as a key names an entry
     if isinstance(rule.before, Leaf) and rule.before.type == "identifier" and not is_read_name(node):
-        return False  # a name qualified (``derived_rules.qualified_name_rule``) where it is read
+        return False  # a name qualified (``qualified_names.py``) where it is read
     return _role_fits(rule, role_of(node)) and defined_alike(rule, node)
 
 
