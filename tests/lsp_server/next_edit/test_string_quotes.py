@@ -52,3 +52,21 @@ def test_the_requoted_text_of_a_string() -> None:
     assert (
         requoted_text(Requoting(b"'''", b'"""', b"", b"", 0, 0), b"'''two\nlines'''") == b'"""two\nlines"""'
     )
+
+
+def test_javascript_strings_requoted_twice_requote_the_others() -> None:
+    before = "const a = 'x';\nconst b = 'y';\nconst c = 'z';\nconst d = `t ${a}`;\n"
+    once = before.replace("'x'", '"x"', 1)
+    twice = once.replace("'y'", '"y"', 1)
+    assert _agreed_sites("javascript", before, once, twice) == [("'z'", '"z"')]
+
+
+def test_many_strings_requoted_are_bounded() -> None:
+    before = "".join(f"v{n} = 'text {n}'\n" for n in range(50_000))
+    once = before.replace("'text 0'", '"text 0"', 1)
+    twice = once.replace("'text 1'", '"text 1"', 1)
+    sites = _agreed_sites("python", before, once, twice)
+    assert len(sites) == 50 and sites[0] == (
+        "'text 2'",
+        '"text 2"',
+    )  # ``rule_sites.MAX_SITES``, nearest first
