@@ -37,7 +37,11 @@ set, mined during the thirteenth round with the same rules and limits, measured 
 and after that round's changes, then read in the fourteenth); and pytest-dev/pytest-xdist,
 falconry/falcon, python-babel/babel and Pylons/pyramid (the twelfth untouched set, mined before the
 fourteenth round's changes with the same rules and limits, measured by the lead before and after
-that round's changes, never read) (all but ``TUNED_ON``: replayed by name only).
+that round's changes, then read in it); and PyCQA/pyflakes, PyCQA/pycodestyle, jazzband/prettytable
+(whose history holds 14 cases) and python-poetry/poetry-core (the thirteenth untouched set, mined
+after the fourteenth round's first changes with the same rules and limits, measured by the lead
+before and after that round's later changes, never read) (all but ``TUNED_ON``: replayed by name
+only).
 Rules, applied to each commit's modified (not added, deleted or moved) ``.py`` files of
 ``MIN_CHARS`` to ``MAX_CHARS`` characters, UTF-8, with "\\n" line ends; a file's change is split
 into blocks (runs of changed lines, ``cases.py``):
@@ -146,6 +150,13 @@ REPOSITORIES = {
     "falcon": ("https://github.com/falconry/falcon", "ce0a35b8fd02747cc72710202886874906b0d47a"),
     "babel": ("https://github.com/python-babel/babel", "6ba6701e790f2f4b482ab5919cdf79f9cfef259b"),
     "pyramid": ("https://github.com/Pylons/pyramid", "5b13e4a61b479be17c1d97ab504154595813a8f8"),
+    "pyflakes": ("https://github.com/PyCQA/pyflakes", "59ec4593efd4c69ce00fdb13c40fcf5f3212ab10"),
+    "pycodestyle": ("https://github.com/PyCQA/pycodestyle", "d6c38543a95c3adec7958fc659f4081972a3f1d1"),
+    "prettytable": ("https://github.com/jazzband/prettytable", "190af197c7b3f1c12e9bb266093610d559229ec3"),
+    "poetry-core": (
+        "https://github.com/python-poetry/poetry-core",
+        "c4d922c3183763f19b790c5123b5f9d4f5fa9eaf",
+    ),
 }
 TUNED_ON = ("httpx", "attrs", "rich")
 """The repositories the rules were first tuned on, replayed when none is named; every other one was
