@@ -14,10 +14,9 @@ most ``MAX_NAME_LOOKUPS`` occurrences of a name are looked at per tree (a byte s
 from __future__ import annotations
 
 import builtins
-import re
 from typing import TYPE_CHECKING
 
-from lsp_server.next_edit.edit_pattern import fixed_words, token_starts
+from lsp_server.next_edit.edit_pattern import token_starts
 from lsp_server.next_edit.node_roles import field_of, is_name
 from lsp_server.next_edit.symbol_scope import (
     TARGET_PATTERNS,
@@ -39,13 +38,10 @@ _TARGET_PARENTS = frozenset(
     {"as_pattern_target", "global_statement", "nonlocal_statement", "parameters", "lambda_parameters"}
 )
 _PATTERNS = TARGET_PATTERNS | {"dictionary_splat_pattern"}  # ``**kwargs`` too
-_AS_TARGET = re.compile(rb"\bas\s+([A-Za-z_]\w*)")
-_AS_STATEMENTS = frozenset({"with_statement", "except_clause", "except_group_clause"})
 _IMPORTS = frozenset({"import_statement", "import_from_statement"})
 _NOT_VALUES = _IMPORTS | {"type"}  # Python's annotation node: the names in it are types
 
 ScopeCache = dict[bytes, frozenset[int]]
-ReadCache = dict[bytes, dict[int, int]]
 """Per tree: a name -> the ids of the scopes (functions, classes, the module) that bind it."""
 
 
@@ -62,9 +58,7 @@ def reads_of(node: tree_sitter.Node, holes: dict[bytes, int], values_only: bool 
             continue
         if at.type == "identifier" and at.text and _binds_here(at):
             binds.add(at.text)
-        elif (
-            at.type == "identifier" and at.text and _is_read(at) and not (values_only and _names_a_thing(at))
-        ):
+        elif at.type == "identifier" and at.text and is_read(at) and not (values_only and _names_a_thing(at)):
             found.add(at.text)
         stack.extend(at.children)
     return found - binds
@@ -85,13 +79,7 @@ def values_read(node: tree_sitter.Node) -> set[bytes]:
         at = stack.pop()
         if at.type in _NOT_VALUES:
             continue
-        if (
-            at.type == "identifier"
-            and at.text
-            and _is_read(at)
-            and not is_name(at)
-            and not _names_a_thing(at)
-        ):
+        if at.type == "identifier" and at.text and is_read(at) and not is_name(at) and not _names_a_thing(at):
             found.add(at.text)
         elif at.type == "identifier" and at.text and (is_name(at) or is_member_name(at)):
             names.add(at.text)
@@ -112,7 +100,7 @@ def reads_any(root: tree_sitter.Node, names: tuple[bytes, ...]) -> bool:
 
 def reads_name(root: tree_sitter.Node, name: bytes) -> bool:
     """Whether ``root`` reads ``name`` as a variable somewhere (not as a member or a keyword)."""
-    return any(_is_read(node) for node in identifiers_named(root, name))
+    return any(is_read(node) for node in identifiers_named(root, name))
 
 
 def _names_a_thing(node: tree_sitter.Node) -> bool:
@@ -128,7 +116,7 @@ def _names_a_thing(node: tree_sitter.Node) -> bool:
 def is_read_name(node: tree_sitter.Node) -> bool:
     """Whether ``node`` is a name read where it stands (called too): no member (``x.name``), keyword,
     definition's or binding's name, nor a name an import statement spells."""
-    if node.type != "identifier" or (is_name(node) and field_of(node) != "function") or not _is_read(node):
+    if node.type != "identifier" or (is_name(node) and field_of(node) != "function") or not is_read(node):
         return False
     around = node.parent
     while around is not None and around.type in ("dotted_name", "aliased_import"):
@@ -136,7 +124,9 @@ def is_read_name(node: tree_sitter.Node) -> bool:
     return around is None or around.type not in _IMPORTS
 
 
-def _is_read(node: tree_sitter.Node) -> bool:
+def is_read(node: tree_sitter.Node) -> bool:
+    """Whether the identifier ``node`` is read where it stands: no member's, binding's or keyword's
+    name."""
     parent = node.parent
     if is_member_name(node) or _binds_here(node) or parent is None:
         return False
@@ -167,55 +157,6 @@ def readable_at(
     return rule.home is None or function_name(node) == rule.home
 
 
-def binds_unread(
-    rule: EditRule, node: tree_sitter.Node, tree: tree_sitter.Tree, source: bytes, cache: ReadCache
-) -> bool:
-    """Whether the rule's replacement binds a name of its own with ``as`` in a ``with`` or an
-    ``except`` (``pytest.raises(E)`` -> ``pytest.raises(E) as exc``) that nothing reads after the
-    site ``node`` in its scope: the binding serves a read the user writes beside it (an assertion on
-    ``exc``), which a site without that read does not call for; one where the read stands already
-    (a name used and never bound) is a fix. ``cache`` holds, per name, the last read in each scope
-    (found once per tree by a byte search: a file of thousands of sites is not walked per site)."""
-    fixed = set(fixed_words(rule.before))
-    names = {
-        name for part in rule.after if isinstance(part, bytes) for name in _AS_TARGET.findall(part)
-    } - fixed
-    if not names or not _in_statement(node, _AS_STATEMENTS):
-        return False
-    scope = _scope_of(node).id
-    for name in names:
-        last = cache.get(name)
-        if last is None:
-            last = cache[name] = _last_reads(tree, source, name)
-        if last.get(scope, -1) >= node.end_byte:
-            return False
-    return True
-
-
-def _last_reads(tree: tree_sitter.Tree, source: bytes, name: bytes) -> dict[int, int]:
-    """Per scope (by node id), where the last read of ``name`` in it or in a scope inside it starts;
-    at most ``MAX_NAME_LOOKUPS`` occurrences are looked at."""
-    last: dict[int, int] = {}
-    root = tree.root_node
-    for start, whole in token_starts(source, name, MAX_NAME_LOOKUPS):
-        at = root.descendant_for_byte_range(start, start + len(name)) if whole else None
-        if at is None or at.type != "identifier" or at.text != name or not _is_read(at):
-            continue
-        for scope in _visible_scopes(at):
-            last[scope] = max(last.get(scope, -1), start)
-    return last
-
-
-def _in_statement(node: tree_sitter.Node, kinds: frozenset[str]) -> bool:
-    """Whether ``node`` is or lies in a statement of one of ``kinds`` (up to its block)."""
-    at: tree_sitter.Node | None = node
-    while at is not None and at.type != "block":
-        if at.type in kinds:
-            return True
-        at = at.parent
-    return False
-
-
 def bound_at(
     node: tree_sitter.Node, name: bytes, tree: tree_sitter.Tree, source: bytes, cache: ScopeCache
 ) -> bool:
@@ -225,7 +166,7 @@ def bound_at(
     scopes = cache.get(name)
     if scopes is None:
         scopes = cache[name] = _binding_scopes(tree, source, name)
-    return any(scope in scopes for scope in _visible_scopes(node))
+    return any(scope in scopes for scope in visible_scopes(node))
 
 
 def _binding_scopes(tree: tree_sitter.Tree, source: bytes, name: bytes) -> frozenset[int]:
@@ -234,7 +175,7 @@ def _binding_scopes(tree: tree_sitter.Tree, source: bytes, name: bytes) -> froze
     for start, whole in token_starts(source, name, MAX_NAME_LOOKUPS):
         at = root.descendant_for_byte_range(start, start + len(name)) if whole else None
         if at is not None and at.type == "identifier" and at.text == name and _binds_here(at):
-            scopes.add(_scope_of(at).id)
+            scopes.add(scope_of(at).id)
     return frozenset(scopes)
 
 
@@ -258,7 +199,7 @@ def _binds_here(node: tree_sitter.Node) -> bool:
     return parent is not None and parent.type in _TARGET_PARENTS
 
 
-def _scope_of(node: tree_sitter.Node) -> tree_sitter.Node:
+def scope_of(node: tree_sitter.Node) -> tree_sitter.Node:
     """The function, class body or module a binding at ``node`` belongs to (a definition's own name
     belongs to the scope around it)."""
     child, parent = node, node.parent
@@ -271,7 +212,7 @@ def _scope_of(node: tree_sitter.Node) -> tree_sitter.Node:
     return child
 
 
-def _visible_scopes(node: tree_sitter.Node) -> list[int]:
+def visible_scopes(node: tree_sitter.Node) -> list[int]:
     """The scopes whose bindings ``node`` sees: the functions around it, the class whose body holds
     it directly (not through a function: a method does not see its class's names), the module."""
     found, in_function = [], False

@@ -34,8 +34,9 @@ from lsp_server.next_edit.edit_pattern import (
     token_starts,
 )
 from lsp_server.next_edit.edit_rule import EditRule
+from lsp_server.next_edit.later_reads import ReadCache, binds_unread, unbinds_read
 from lsp_server.next_edit.member_bindings import ClassCache, members_reachable
-from lsp_server.next_edit.name_bindings import ReadCache, ScopeCache, binds_unread, readable_at, reads_any
+from lsp_server.next_edit.name_bindings import ScopeCache, readable_at, reads_any
 from lsp_server.next_edit.rule_confidence import stays_quiet
 from lsp_server.next_edit.rule_parts import breaks_outside_holes
 from lsp_server.next_edit.sibling_runs import drops_a_read_parameter, run_at
@@ -173,8 +174,10 @@ def _site_at(
                     return None  # nor a method ``self`` lacks here
                 if rule.returns is not None and returns_of(node) != rule.returns:
                     return None  # a return type for functions that return otherwise (a generator)
-                if binds_unread(rule, node, tree, source, reads):
-                    return None  # a name bound for a read the site does not have
+                if binds_unread(rule, node, tree, source, reads) or unbinds_read(
+                    rule, node, tree, source, reads
+                ):
+                    return None  # a name bound for a read the site lacks, or unbound where it is read
                 if rule.uses and not reads_any(node, rule.uses):
                     return None  # a definition wrapped as the examples were, using none of what they use
                 if any(quote in bound.get(number, b"") for number, quotes in rule.quotes for quote in quotes):

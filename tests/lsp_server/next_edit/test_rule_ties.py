@@ -205,3 +205,16 @@ def test_none_as_the_return_type_of_a_function_returning_nothing_is_written_wher
 def test_another_return_type_after_one_example_is_that_functions_own() -> None:
     after = RETURNS.replace("def size(self):", "def size(self) -> int:", 1)
     assert _sites("python", RETURNS, after) == []
+
+
+def test_a_variable_dropped_from_an_assignment_is_dropped_only_where_nothing_reads_it_after() -> None:
+    before = (
+        "def test_a(app):\n    res = app.get('/a', status=404)\n\n\n"
+        "def test_b(app):\n    res = app.get('/b', status=404)\n\n\n"
+        "def test_c(app):\n    res = app.get('/c', status=200)\n    assert res.body\n"
+    )
+    after = before.replace("res = app.get('/a'", "app.get('/a'", 1)
+    # not test_c's: it reads res next (pyramid's history)
+    assert _sites("python", before, after) == [
+        ("res = app.get('/b', status=404)", "app.get('/b', status=404)")
+    ]
