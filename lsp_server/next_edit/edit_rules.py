@@ -52,7 +52,7 @@ from lsp_server.next_edit.diffs import changed_span, deletion_slides, inserts_wh
 from lsp_server.next_edit.edit_pattern import Leaf, fixed_words, line_indent, token_starts
 from lsp_server.next_edit.edit_rule import EditRule, Learned
 from lsp_server.next_edit.member_bindings import member_home, members_called
-from lsp_server.next_edit.name_bindings import example_reads, outer_reads, reads_of
+from lsp_server.next_edit.name_bindings import example_reads, guarded_reads, outer_reads, reads_of
 from lsp_server.next_edit.node_roles import PRIMARY, annotated_name, callee_around, replaces_a_value, role_of
 from lsp_server.next_edit.qualified_names import qualified_name_rule
 from lsp_server.next_edit.receiver_edits import ANY_ROLE, member_hole
@@ -229,7 +229,7 @@ def _rule_of(
         quotes=quotes_around_holes(new, numbers),
         bare=unbracketed_holes(pattern, template),
         reads=tuple(sorted(reads_of(new, numbers) - reads_of(old, numbers))),
-        uses=outer_reads(old) if wraps and old.type in _DEFINITIONS else (),
+        uses=(outer_reads(old) if old.type in _DEFINITIONS else guarded_reads(old, new)) if wraps else (),
         members=member_home(tuple(sorted(members_called(new, numbers) - members_called(old, numbers))), new),
         result=result_of(new, numbers, pattern),
         primary=new.type in PRIMARY,

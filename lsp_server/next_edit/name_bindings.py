@@ -93,6 +93,17 @@ def outer_reads(definition: tree_sitter.Node) -> tuple[bytes, ...]:
     return tuple(sorted(reads_of(definition, {}) - BUILTIN_NAMES))
 
 
+def guarded_reads(old: tree_sitter.Node, new: tree_sitter.Node) -> tuple[bytes, ...]:
+    """The names the condition of ``new``, an ``if`` written around ``old``, tests that ``old`` reads
+    too (``if allowed: resp.set_header("Allow", allowed)``): the guard is about that value, so a
+    statement that does not read it (``resp.set_header("Content-Length", "0")``, falcon's history)
+    is no site; none for other edits."""
+    condition = new.child_by_field_name("condition") if new.type == "if_statement" else None
+    if condition is None:
+        return ()
+    return tuple(sorted(reads_of(condition, {}) & reads_of(old, {})))
+
+
 def reads_any(root: tree_sitter.Node, names: tuple[bytes, ...]) -> bool:
     """Whether ``root`` reads one of ``names`` as a variable somewhere."""
     return any(reads_name(root, name) for name in names)

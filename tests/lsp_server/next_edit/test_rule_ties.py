@@ -218,3 +218,21 @@ def test_a_variable_dropped_from_an_assignment_is_dropped_only_where_nothing_rea
     assert _sites("python", before, after) == [
         ("res = app.get('/b', status=404)", "app.get('/b', status=404)")
     ]
+
+
+def test_a_statement_guarded_by_a_value_it_reads_is_guarded_where_it_reads_that_value_only() -> None:
+    before = (
+        "def on_options(req, resp, allowed):\n    resp.set_header('Allow', allowed)\n"
+        "    resp.set_header('Content-Length', '0')\n\n\n"
+        "def on_bad(req, resp, allowed):\n    resp.set_header('Allow', allowed)\n"
+        "    resp.set_header('Content-Length', '0')\n"
+    )
+    after = before.replace(
+        "    resp.set_header('Allow', allowed)\n",
+        "    if allowed:\n        resp.set_header('Allow', allowed)\n",
+        1,
+    )
+    # falcon's history: not the Content-Length headers, which do not read allowed
+    assert _sites("python", before, after) == [
+        ("resp.set_header('Allow', allowed)", "if allowed:\n        resp.set_header('Allow', allowed)")
+    ]
