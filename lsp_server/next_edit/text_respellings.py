@@ -37,8 +37,8 @@ MAX_CANDIDATES = 2_000
 _ENDS = frozenset(b" \t\r\n\"'`()[]{}<>,;")
 """Bytes that end a run of text (a space, a quote, a bracket, a separator)."""
 _SPACE = ord(" ")
-_WORDS = re.compile(rb"\\.|\W")
-"""What is not a word: an escape (``\n``), punctuation, a space."""
+_LAYOUT = re.compile(rb"\\[nrt]|\s")
+"""A space, or a line break or tab written as an escape (``\n``)."""
 _STRINGS = frozenset({"string_content", "string_fragment"})
 """The text of a string literal (Python's, JavaScript's), without its quotes and interpolations."""
 
@@ -81,8 +81,8 @@ def respelling(
         return None
     if new == old or b"\n" in old + new or _is_value(old_node, old) or old.isalpha():
         return None  # written over lines, a whole literal replaced (a value), one plain word (prose)
-    if _WORDS.sub(b"", old) == _WORDS.sub(b"", new):
-        return None  # the same words, other punctuation or escapes (``tests. `` -> ``tests.\n``)
+    if _LAYOUT.sub(b"", old) == _LAYOUT.sub(b"", new):
+        return None  # the same text laid out otherwise (``tests. `` -> ``tests.\n``)
     bounds = _bounds(before, at, end, old_node)
     return Respelling(old_node.type, old, new, bounds, at, new_end_run)
 

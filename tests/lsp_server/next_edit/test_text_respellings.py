@@ -73,7 +73,7 @@ def test_a_plain_word_a_deletion_or_punctuation_added_respells_nothing() -> None
         assert learned is None or learned.rule.respelled is None, (old, new)
 
 
-def test_the_same_words_with_other_punctuation_or_escapes_make_no_respelling() -> None:
+def test_the_same_text_laid_out_otherwise_makes_no_respelling() -> None:
     before = 'h = ("one step for load. "\n     "slow tests. ")\nk = "load-balance tests.  shortcut"\n'
     after = before.replace('load. "', 'load.\\n"', 1)
     learned = _learned("python", before, after)
