@@ -150,7 +150,7 @@ def _learn_node(
             inserts = inserts_whole_tokens(after, start, old_end, new_end) and tied_to_values(rule, old)
             rule = replace(rule, indent=line_indent(after, at), defines=defines, reads=reads, home=home)
             rule = replace(rule, inserts=inserts, then=calls_given_parameter(old, new))
-            rule = unnamed(rule) if rule.examples == 1 else rule
+            rule = unnamed(rule)
             return Learned(rule, at, end)
         parent = old.parent
         counterpart = None if parent is None else _node_spanning(new_tree, parent, new_end - old_end)

@@ -33,8 +33,7 @@ def binds_unread(
     ``except`` (``pytest.raises(E)`` -> ``pytest.raises(E) as exc``) that nothing reads after the
     site ``node`` in its scope: the binding serves a read the user writes beside it (an assertion on
     ``exc``), which a site without that read does not call for; one where the read stands already
-    (a name used and never bound) is a fix. ``cache`` holds, per name, the last read in each scope
-    (found once per tree by a byte search: a file of thousands of sites is not walked per site)."""
+    (a name used and never bound) is a fix."""
     fixed = set(fixed_words(rule.before))
     names = {
         name for part in rule.after if isinstance(part, bytes) for name in _AS_TARGET.findall(part)

@@ -20,6 +20,7 @@ from lsp_server.next_edit.edit_pattern import (
 )
 from lsp_server.next_edit.edit_rule import EditRule
 from lsp_server.next_edit.member_bindings import merged
+from lsp_server.next_edit.rule_confidence import annotates_none_returned
 
 
 def agree(first: EditRule, second: EditRule) -> EditRule | None:
@@ -96,12 +97,7 @@ def unnamed(rule: EditRule) -> EditRule:
     a function gives its result (``symbol_scope.returns_of``) and a name is each function's own. Any
     other rule as it is."""
     before = rule.before
-    written = {word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"\w+", part)}
-    if (
-        rule.returns != "nothing"
-        or not isinstance(before, Branch)
-        or written - set(fixed_words(before)) != {b"None"}
-    ):
+    if not isinstance(before, Branch) or not annotates_none_returned(rule):
         return rule
     leaves = [(i, part) for i, part in enumerate(before.children) if isinstance(part, Leaf)]
     names = [(i, leaf.text) for i, leaf in leaves if leaf.type == "identifier"]

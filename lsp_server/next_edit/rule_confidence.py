@@ -64,8 +64,8 @@ def too_wide(rule: EditRule) -> bool:
         return True
     if not untold(rule):
         return False
-    if rule.returns == "nothing" and rule.before.type == "function_definition":
-        return False  # ``-> None`` on functions that return nothing (``rule_agreement.unnamed``)
+    if annotates_none_returned(rule):
+        return False  # told by how a function returns (``rule_agreement.unnamed``)
     if rule.examples == 1 or rule.beside:
         return True  # a statement written beside one kept whole: its place is not told by the kept one
     return rule.deletes is None and not _writes_a_word(rule) and not _drops_a_word(rule)
@@ -88,6 +88,14 @@ def _changes_a_value(rule: EditRule) -> bool:
     expression is code; a key or an index renamed (``d["colour"]`` -> ``d["color"]``) names what is
     read, and repeats (``node_roles.replaces_a_value``)."""
     return rule.examples == 1 and rule.changes_value and not _bumps_a_version(rule)
+
+
+def annotates_none_returned(rule: EditRule) -> bool:
+    """Whether the rule writes ``-> None`` on a function that returns nothing, ``None`` the one word
+    of its own it writes (``symbol_scope.returns_of``)."""
+    fixed = set(fixed_words(rule.before))
+    written = {word for part in rule.after if isinstance(part, bytes) for word in re.findall(rb"\w+", part)}
+    return rule.returns == "nothing" and written - fixed == {b"None"}
 
 
 def _bumps_a_version(rule: EditRule) -> bool:

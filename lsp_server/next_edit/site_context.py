@@ -33,9 +33,14 @@ def in_context(rule: EditRule, node: tree_sitter.Node) -> bool:
         return False
     if rule.changes_value and is_key(node):
         return False  # a value changed is data; the same literal as a key names an entry
-    if isinstance(rule.before, Leaf) and rule.before.type == "identifier" and not is_read_name(node):
+    if _qualifies_a_name(rule) and not is_read_name(node):
         return False  # a name qualified (``qualified_names.py``) where it is read
     return _role_fits(rule, role_of(node)) and defined_alike(rule, node)
+
+
+def _qualifies_a_name(rule: EditRule) -> bool:
+    """Whether the rule's pattern is one name it rewrites (not deletes): ``qualified_names.py``."""
+    return rule.deletes is None and isinstance(rule.before, Leaf) and rule.before.type == "identifier"
 
 
 def _role_fits(rule: EditRule, role: str | None) -> bool:
